@@ -1,0 +1,149 @@
+//! Sprague–Grundy values (misère convention of `chomp.md`): the mex of the
+//! values of all children, eating the poison excluded.
+//!
+//! Level `n` is computed from the value files of smaller levels, read in
+//! place through memory maps. Every child's rank is derived from its
+//! parent's row data: for the move `(a, b)` the rows above `a` keep their
+//! value (their suffix shrinks by the tiles removed), rows `a..j` become `b`
+//! and rows from `j` on keep their contribution to the parent's rank.
+//! In symmetric universes only canonical positions are evaluated; the value
+//! is stored for the conjugate too.
+
+use crate::position::conjugate_rows;
+use crate::rank::Ranking;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Largest level whose values are guaranteed to fit a byte (the single row of
+/// `n` tiles has value `n − 1`).
+pub const MAX_GRUNDY_TILES: u32 = 256;
+
+/// A value of 256 or more appeared: the one-byte encoding cannot hold it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a Grundy value at {tiles} tiles reached 256, beyond the one-byte table encoding")]
+pub struct GrundyOverflow {
+    /// The level.
+    pub tiles: u32,
+}
+
+/// Statistics of a computed level.
+pub struct LevelGrundy {
+    /// `histogram[g]` = positions with value `g`.
+    pub histogram: Vec<u64>,
+    /// Child look-ups performed (children of evaluated positions).
+    pub lookups: u64,
+}
+
+/// Computes level `n` into `out` (one cell per rank). `lower[m]` holds the
+/// values of level `m` for every `m < n` (index 0 unused).
+///
+/// # Errors
+/// [`GrundyOverflow`] if a value does not fit a byte.
+pub fn grundy_level(ranking: &Ranking, n: u32, lower: &[&[u8]], out: &[AtomicU8]) -> Result<LevelGrundy, GrundyOverflow> {
+    let sym = ranking.universe().is_symmetric();
+    let units = ranking.level_units(n);
+    let results: Vec<Result<(Vec<u64>, u64), GrundyOverflow>> = units
+        .par_iter()
+        .map(|prefix| {
+            let mut hist = vec![0u64; 257];
+            let mut lookups = 0u64;
+            let mut overflow = false;
+            let mut scratch = Scratch::default();
+            ranking.for_each_with_prefix(n, prefix, sym, |rank, rows| {
+                let (g, looked) = value_of(ranking, rows, rank, lower, &mut scratch);
+                lookups += looked;
+                if g > 255 {
+                    overflow = true;
+                    return;
+                }
+                out[rank as usize].store(g as u8, Ordering::Relaxed);
+                hist[g as usize] += 1;
+                if sym && rows.len() < rows[0] as usize {
+                    let conj = conjugate_rows(rows);
+                    out[ranking.rank_rows(&conj) as usize].store(g as u8, Ordering::Relaxed);
+                    hist[g as usize] += 1;
+                }
+            });
+            if overflow {
+                Err(GrundyOverflow { tiles: n })
+            } else {
+                Ok((hist, lookups))
+            }
+        })
+        .collect();
+    let mut histogram = vec![0u64; 257];
+    let mut lookups = 0;
+    for r in results {
+        let (h, l) = r?;
+        for (a, b) in histogram.iter_mut().zip(h) {
+            *a += b;
+        }
+        lookups += l;
+    }
+    while histogram.len() > 1 && histogram[histogram.len() - 1] == 0 {
+        histogram.pop();
+    }
+    Ok(LevelGrundy { histogram, lookups })
+}
+
+#[derive(Default)]
+struct Scratch {
+    suf: Vec<u32>,
+    /// `tail[i]`: contribution of rows `i..` to the rank (unchanged rows).
+    tail: Vec<u64>,
+}
+
+/// Value of one position from the values of its children; returns (value, children looked up).
+fn value_of(rk: &Ranking, p: &[u8], rank: u64, lower: &[&[u8]], s: &mut Scratch) -> (u32, u64) {
+    let k = p.len();
+    if k == 1 && p[0] == 1 {
+        return (0, 0);
+    }
+    s.suf.clear();
+    s.suf.resize(k + 1, 0);
+    for i in (0..k).rev() {
+        s.suf[i] = s.suf[i + 1] + p[i] as u32;
+    }
+    s.tail.clear();
+    s.tail.resize(k + 1, 0);
+    for i in (0..k).rev() {
+        s.tail[i] = s.tail[i + 1] + rk.contribution(s.suf[i], i as u32, p[i] as u32);
+    }
+    debug_assert_eq!(s.tail[0], rank);
+    let n = s.suf[0];
+    let mut seen = [0u64; 5];
+    let mut looked = 0;
+    for a in 0..k {
+        let lowest_b = if a == 0 { 1 } else { 0 };
+        // j: first row at or below a with p_j <= b; moves right as b shrinks.
+        let mut j = a;
+        for b in (lowest_b..p[a] as u32).rev() {
+            while j < k && p[j] as u32 > b {
+                j += 1;
+            }
+            let removed = (s.suf[a] - s.suf[j]) - (j - a) as u32 * b;
+            let mut r = s.tail[j];
+            if b > 0 {
+                for i in a..j {
+                    r += rk.contribution(s.suf[j] + (j - i) as u32 * b, i as u32, b);
+                }
+            }
+            for i in 0..a {
+                r += rk.contribution(s.suf[i] - removed, i as u32, p[i] as u32);
+            }
+            let g = lower[(n - removed) as usize][r as usize];
+            seen[(g >> 6) as usize] |= 1 << (g & 63);
+            looked += 1;
+        }
+    }
+    let mut mex = 0;
+    for w in seen {
+        if w == u64::MAX {
+            mex += 64;
+        } else {
+            mex += w.trailing_ones();
+            break;
+        }
+    }
+    (mex, looked)
+}

@@ -1,0 +1,275 @@
+//! `chomp`: command-line glue over the `chomp_tables` library.
+
+use chomp_tables::job::{self, Event, JobFile, Options, Plan};
+use chomp_tables::probe::{Outcome, Tables};
+use chomp_tables::{verify, Position, Universe};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "chomp",
+    version,
+    about = "Solve the game of Chomp: losing positions, Grundy values and perfect-play tables",
+    long_about = "Solve the game of Chomp level by level (a level is a tile count).\n\n\
+        Positions are written as row lengths, top row first: \"5 3 3 1 1\" or \"5,3,3,1,1\".\n\
+        Cells are 0-based (row, col); (0,0) is the poisoned tile. A position is a loss when\n\
+        the player to move loses with perfect play.\n\n\
+        Typical use:\n  chomp run jobs/default.toml\n  chomp solve --max-tiles 60 --out out/t60\n  \
+        chomp query \"3 2 1\" --tables out/t60 --json\n  chomp verify --tables out/t60"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compute every level of a universe into a table directory (resumes an interrupted run).
+    Solve {
+        /// Largest tile count (levels 1..=N).
+        #[arg(long, value_name = "N")]
+        max_tiles: Option<u32>,
+        /// Only positions with at most R rows (with --cols: a box).
+        #[arg(long, value_name = "R")]
+        rows: Option<u32>,
+        /// Only positions with at most C columns.
+        #[arg(long, value_name = "C")]
+        cols: Option<u32>,
+        /// Also compute Grundy values for levels 1..=M (M <= N).
+        #[arg(long, value_name = "M")]
+        grundy_max_tiles: Option<u32>,
+        /// Grundy values for every level of the universe.
+        #[arg(long, conflicts_with = "grundy_max_tiles")]
+        grundy: bool,
+        /// Output table directory.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        #[command(flatten)]
+        run: RunFlags,
+    },
+    /// Run a job file (TOML, see jobs/): the same engine as `solve`.
+    Run {
+        /// The job file, e.g. jobs/default.toml.
+        job: PathBuf,
+        /// Override the job's output directory.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        run: RunFlags,
+    },
+    /// Answer for one position: outcome, Grundy value and winning moves.
+    Query {
+        /// Row lengths, top row first: "3 2 1" or "3,2,1".
+        position: String,
+        /// The table directory to read.
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// Print JSON: position, tiles, outcome, grundy, grundy_normal, winning_moves, moves.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-check a table directory: checksums, tables and sampled game invariants.
+    Verify {
+        /// The table directory to check.
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// Random positions to check against their children.
+        #[arg(long, default_value_t = 2000)]
+        samples: u64,
+        /// Seed of the sampler (the same seed checks the same positions).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Time the engine on real levels (in a temporary directory) and report throughput and memory.
+    Bench {
+        /// Losses for levels 1..=N.
+        #[arg(long, value_name = "N", default_value_t = 80)]
+        max_tiles: u32,
+        /// Grundy values for levels 1..=M.
+        #[arg(long, value_name = "M", default_value_t = 0)]
+        grundy_max_tiles: u32,
+        /// Working directory for the temporary tables (default: the system temp dir).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunFlags {
+    /// Overwrite a table directory written for another job.
+    #[arg(long)]
+    force: bool,
+    /// No progress lines.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli.command) {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn dispatch(cmd: Command) -> Result<ExitCode, String> {
+    match cmd {
+        Command::Solve { max_tiles, rows, cols, grundy_max_tiles, grundy, out, run } => {
+            let universe = Universe { rows, cols, tiles: max_tiles };
+            let grundy_max_tiles = if grundy { universe.max_tiles() } else { grundy_max_tiles.unwrap_or(0) };
+            solve(&Plan { universe, grundy_max_tiles }, out, &run)
+        }
+        Command::Run { job, out, run } => {
+            let file = JobFile::read(&job).map_err(|e| e.to_string())?;
+            let out = out.unwrap_or_else(|| file.out.clone());
+            solve(&file.plan(), out, &run)
+        }
+        Command::Query { position, tables, json } => query(&position, &tables, json),
+        Command::Verify { tables, samples, seed } => {
+            let t0 = Instant::now();
+            let report = verify::verify(&tables, samples, seed).map_err(|e| e.to_string())?;
+            for f in &report.failures {
+                eprintln!("FAIL {f}");
+            }
+            let verdict = if report.failures.is_empty() { "ok" } else { "FAILED" };
+            println!(
+                "{verdict}: {} files checksummed, {} tables decoded, {} positions sampled, {} problems ({:.1} s)",
+                report.files,
+                report.tables,
+                report.samples,
+                report.failures.len(),
+                t0.elapsed().as_secs_f64()
+            );
+            Ok(if report.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Bench { max_tiles, grundy_max_tiles, dir } => bench(max_tiles, grundy_max_tiles, dir),
+    }
+}
+
+fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags) -> Result<ExitCode, String> {
+    let quiet = flags.quiet;
+    let t0 = Instant::now();
+    let manifest = job::run(plan, &Options { out: out.clone(), force: flags.force }, |e| {
+        if !quiet {
+            print_event(e);
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    if !quiet {
+        let positions: u64 = manifest.levels.iter().map(|l| l.positions).sum();
+        let losses: u64 = manifest.levels.iter().map(|l| l.losses).sum();
+        eprintln!(
+            "done: {} levels ({}), {positions} positions, {losses} losses, {:.1} s; tables in {}",
+            manifest.levels_complete,
+            plan.universe.describe(),
+            t0.elapsed().as_secs_f64(),
+            out.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_event(e: &Event) {
+    match e {
+        Event::Resumed { levels_complete } => eprintln!("resuming after level {levels_complete}"),
+        Event::Level(r) => {
+            let s = &r.stats;
+            let secs = r.sieve_seconds + r.grundy_seconds;
+            let mut line = format!(
+                "level {:>3}/{}: {:>11} positions {:>9} losses ({:.3}%) {:>7.2} s {:>8.1} M pos/s",
+                s.tiles,
+                r.max_tiles,
+                s.positions,
+                s.losses,
+                s.loss_percent(),
+                secs,
+                s.positions as f64 / secs.max(1e-9) / 1e6
+            );
+            if let Some(g) = s.max_grundy() {
+                line.push_str(&format!("  grundy max {g} ({:.2} s, {:.0} M look-ups/s)", r.grundy_seconds, r.lookups as f64 / r.grundy_seconds.max(1e-9) / 1e6));
+            }
+            eprintln!("{line}");
+        }
+    }
+}
+
+fn query(position: &str, dir: &Path, json: bool) -> Result<ExitCode, String> {
+    let p: Position = position.parse().map_err(|e| format!("invalid position {position:?}: {e}"))?;
+    let tables = Tables::open(dir).map_err(|e| e.to_string())?;
+    let outcome = tables.outcome(&p).map_err(|e| e.to_string())?;
+    let grundy = tables.grundy(&p).map_err(|e| e.to_string())?;
+    let moves = tables.moves(&p).map_err(|e| e.to_string())?;
+    let mut winning: Vec<[u32; 2]> = moves.iter().filter(|m| m.outcome == Outcome::Loss).map(|m| m.cell).collect();
+    winning.sort();
+    if json {
+        let v = serde_json::json!({
+            "position": p.rows(),
+            "tiles": p.tiles(),
+            "outcome": outcome,
+            "grundy": grundy,
+            "grundy_normal": grundy.map(|g| g as u32 + 1),
+            "winning_moves": winning,
+            "moves": moves,
+        });
+        println!("{v}");
+    } else {
+        println!("position: {p} ({} tiles)", p.tiles());
+        println!("outcome:  {} for the player to move", outcome.as_str());
+        match grundy {
+            Some(g) => println!("grundy:   {g} (misère), {} (normal play)", g as u32 + 1),
+            None => println!("grundy:   not computed at this level"),
+        }
+        let list: Vec<String> = winning.iter().map(|[r, c]| format!("({r},{c})")).collect();
+        println!("winning moves: {}", if list.is_empty() { "none".to_string() } else { list.join(" ") });
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Result<ExitCode, String> {
+    let base = dir.unwrap_or_else(std::env::temp_dir);
+    let out = base.join(format!("chomp-bench-{}", std::process::id()));
+    let plan = Plan { universe: Universe::tiles(max_tiles), grundy_max_tiles };
+    let threads = rayon::current_num_threads();
+    let (mut sieve_s, mut grundy_s, mut positions, mut grundy_positions, mut lookups, mut marks) = (0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
+    let t0 = Instant::now();
+    let result = job::run(&plan, &Options { out: out.clone(), force: false }, |e| {
+        if let Event::Level(r) = e {
+            sieve_s += r.sieve_seconds;
+            grundy_s += r.grundy_seconds;
+            positions += r.stats.positions;
+            marks += r.marks;
+            lookups += r.lookups;
+            if r.stats.grundy_histogram.is_some() {
+                grundy_positions += r.stats.positions;
+            }
+        }
+    });
+    let wall = t0.elapsed().as_secs_f64();
+    let _ = std::fs::remove_dir_all(&out);
+    result.map_err(|e| e.to_string())?;
+    println!("bench: losses to {max_tiles} tiles, Grundy to {grundy_max_tiles}, {threads} threads");
+    println!("wall:          {wall:.2} s");
+    println!("sieve:         {sieve_s:.2} s, {positions} positions, {marks} marks, {:.2} M positions/s/core", positions as f64 / sieve_s / threads as f64 / 1e6);
+    if grundy_max_tiles > 0 {
+        println!(
+            "grundy:        {grundy_s:.2} s, {grundy_positions} positions, {lookups} child look-ups, {:.1} M look-ups/s/core",
+            lookups as f64 / grundy_s / threads as f64 / 1e6
+        );
+    }
+    println!("peak memory:   {} MiB (VmHWM)", peak_rss_kib() / 1024);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Peak resident set size of this process, from /proc (0 where unavailable).
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}

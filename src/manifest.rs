@@ -1,0 +1,118 @@
+//! `manifest.json`: what a table directory holds and the checksum of every file.
+//!
+//! The manifest is rewritten (atomically) after every completed level, so it
+//! is also the run's checkpoint: a restarted run continues after
+//! `levels_complete`.
+
+use crate::summary::LevelStats;
+use crate::table::{write_atomic, TableError};
+use crate::universe::Universe;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Name of the manifest inside a table directory.
+pub const MANIFEST: &str = "manifest.json";
+/// Value of the `format` field.
+pub const FORMAT_NAME: &str = "chomp-tables";
+
+/// One file listed in the manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileEntry {
+    /// Size in bytes.
+    pub bytes: u64,
+    /// SHA-256 of the contents, lowercase hex.
+    pub sha256: String,
+}
+
+/// The manifest of a table directory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Always [`FORMAT_NAME`].
+    pub format: String,
+    /// Table format version ([`crate::table::VERSION`]).
+    pub format_version: u16,
+    /// Version of the tool that wrote the directory.
+    pub tool_version: String,
+    /// The universe computed.
+    pub universe: Universe,
+    /// Last level with Grundy values (0 for none).
+    pub grundy_max_tiles: u32,
+    /// Levels `1..=levels_complete` are finished.
+    pub levels_complete: u32,
+    /// Whether the run reached its last level and wrote its summary files.
+    pub complete: bool,
+    /// Statistics per completed level.
+    pub levels: Vec<LevelStats>,
+    /// Every file of the directory but the manifest, by relative path.
+    pub files: BTreeMap<String, FileEntry>,
+}
+
+/// Errors about the manifest.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// No manifest in the directory.
+    #[error("{0}: no manifest.json; not a chomp table directory")]
+    Missing(String),
+    /// Could not read it.
+    #[error("{0}")]
+    Table(#[from] TableError),
+    /// Not valid JSON of the expected shape.
+    #[error("{path}: invalid manifest: {what}")]
+    Invalid {
+        /// The manifest path.
+        path: String,
+        /// Parser message.
+        what: String,
+    },
+}
+
+impl Manifest {
+    /// Reads `DIR/manifest.json`.
+    ///
+    /// # Errors
+    /// [`ManifestError`] when missing, unreadable or malformed.
+    pub fn read(dir: &Path) -> Result<Self, ManifestError> {
+        let path = dir.join(MANIFEST);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ManifestError::Missing(dir.display().to_string())),
+            Err(e) => return Err(TableError::io(&path, e).into()),
+        };
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| ManifestError::Invalid { path: path.display().to_string(), what: e.to_string() })?;
+        if m.format != FORMAT_NAME {
+            return Err(ManifestError::Invalid { path: path.display().to_string(), what: format!("format is {:?}, not {FORMAT_NAME:?}", m.format) });
+        }
+        if m.format_version != crate::table::VERSION {
+            return Err(ManifestError::Invalid {
+                path: path.display().to_string(),
+                what: format!("format version {} is not the version this tool reads ({})", m.format_version, crate::table::VERSION),
+            });
+        }
+        Ok(m)
+    }
+
+    /// Writes `DIR/manifest.json` atomically.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write(&self, dir: &Path) -> Result<(), TableError> {
+        let mut text = serde_json::to_string_pretty(self).expect("serializing plain data");
+        text.push('\n');
+        write_atomic(&dir.join(MANIFEST), text.as_bytes())
+    }
+
+    /// Records a file written with these contents.
+    pub fn add_file(&mut self, rel: &str, contents: &[u8]) {
+        self.files.insert(rel.to_string(), FileEntry { bytes: contents.len() as u64, sha256: sha256_hex(contents) });
+    }
+}
+
+/// SHA-256 of bytes as lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}

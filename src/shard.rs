@@ -1,0 +1,126 @@
+//! Shards: dense per-level data in memory-mapped files.
+//!
+//! Marks of the loss sieve (one bit per position) and Grundy values (one byte
+//! per position) live in files under the run's work directory, mapped into
+//! memory so that ranks on one node share the page cache and a level larger
+//! than RAM still works. Threads update them through atomics.
+
+use memmap2::{Mmap, MmapMut};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+/// A zero-initialised bit set of `len` bits backed by a memory-mapped file.
+pub struct MappedBits {
+    map: MmapMut,
+    len: u64,
+    path: PathBuf,
+}
+
+impl MappedBits {
+    /// Creates (truncating) `path` with room for `len` bits, all zero.
+    ///
+    /// # Errors
+    /// I/O errors creating, sizing or mapping the file.
+    pub fn create(path: &Path, len: u64) -> io::Result<Self> {
+        let words = len.div_ceil(64).max(1);
+        let file = create_sized(path, words * 8)?;
+        // SAFETY: the file is private to this process' run directory and sized above.
+        let map = unsafe { MmapMut::map_mut(&file)? };
+        Ok(MappedBits { map, len, path: path.to_path_buf() })
+    }
+
+    /// The words, for atomic updates from several threads.
+    pub fn words(&self) -> &[AtomicU64] {
+        // SAFETY: the map is page aligned, its length a multiple of 8, and
+        // AtomicU64 has the layout of u64; we only hand out shared references.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr() as *const AtomicU64, self.map.len() / 8) }
+    }
+
+    /// Number of bits.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the set has no bits.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Sets bit `i`; returns whether it was clear before.
+    #[inline(always)]
+    pub fn set(&self, i: u64) -> bool {
+        debug_assert!(i < self.len);
+        let w = &self.words()[(i >> 6) as usize];
+        let bit = 1u64 << (i & 63);
+        // A plain load first: most targets are already marked or hot in cache,
+        // and it avoids the locked instruction then.
+        if w.load(Ordering::Relaxed) & bit != 0 {
+            return false;
+        }
+        w.fetch_or(bit, Ordering::Relaxed) & bit == 0
+    }
+
+    /// Whether bit `i` is set.
+    #[inline(always)]
+    pub fn get(&self, i: u64) -> bool {
+        self.words()[(i >> 6) as usize].load(Ordering::Relaxed) >> (i & 63) & 1 != 0
+    }
+
+    /// Unmaps and deletes the backing file.
+    pub fn remove(self) -> io::Result<()> {
+        let path = self.path.clone();
+        drop(self.map);
+        std::fs::remove_file(path)
+    }
+}
+
+/// A byte per position, backed by a memory-mapped file, writable from several threads.
+pub struct MappedBytes {
+    map: MmapMut,
+}
+
+impl MappedBytes {
+    /// Creates (truncating) `path` with `len` zero bytes.
+    ///
+    /// # Errors
+    /// I/O errors creating, sizing or mapping the file.
+    pub fn create(path: &Path, len: u64) -> io::Result<Self> {
+        let file = create_sized(path, len.max(1))?;
+        // SAFETY: private file in the run's work directory, sized above.
+        let map = unsafe { MmapMut::map_mut(&file)? };
+        Ok(MappedBytes { map })
+    }
+
+    /// The bytes, for relaxed atomic stores from several threads.
+    pub fn cells(&self) -> &[AtomicU8] {
+        // SAFETY: AtomicU8 has the layout of u8; shared references only.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr() as *const AtomicU8, self.map.len()) }
+    }
+
+    /// Flushes to disk and reopens read-only.
+    ///
+    /// # Errors
+    /// I/O errors while flushing.
+    pub fn into_read_only(self) -> io::Result<Mmap> {
+        self.map.flush()?;
+        self.map.make_read_only()
+    }
+}
+
+/// Maps an existing file read-only.
+///
+/// # Errors
+/// I/O errors opening or mapping it.
+pub fn map_read_only(path: &Path) -> io::Result<Mmap> {
+    let file = File::open(path)?;
+    // SAFETY: the work files are written once, completely, before being mapped.
+    unsafe { Mmap::map(&file) }
+}
+
+fn create_sized(path: &Path, bytes: u64) -> io::Result<File> {
+    let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
+    file.set_len(bytes)?;
+    Ok(file)
+}

@@ -1,0 +1,267 @@
+//! The loss sieve: level `n` is decided by pushing a mark from every loss of
+//! a smaller level to each of its parents with exactly `n` tiles; the
+//! unmarked positions of level `n` are its losses.
+//!
+//! Parents are enumerated by the addable-corner rule of `chomp.md`: for a
+//! corner `(a, b)` of a loss `L` with `t` rows of length `b` below it and room
+//! `w`, every non-empty partition `μ` (at most `t` parts, parts at most `w`)
+//! added to those rows gives a parent. The parent's rank is computed
+//! incrementally: rows above the corner keep their value (their suffix grows
+//! by `|μ|`), rows below the run keep their contribution to `rank(L)`.
+//!
+//! In a universe that conjugation maps onto itself only *canonical* parents
+//! (no more rows than columns) are marked and scanned; the losses of the
+//! other half are the conjugates of canonical losses. This halves the work.
+
+use crate::position::conjugate_rows;
+use crate::rank::Ranking;
+use crate::shard::MappedBits;
+use rayon::prelude::*;
+
+/// The losses found so far, as explicit rows: the sources of the sieve.
+#[derive(Default, Clone)]
+pub struct LossSources {
+    rows: Vec<u8>,
+    refs: Vec<SourceRef>,
+}
+
+#[derive(Clone, Copy)]
+struct SourceRef {
+    start: u64,
+    len: u16,
+    tiles: u16,
+    rank: u64,
+}
+
+impl LossSources {
+    /// Adds one loss with its rank in its level.
+    pub fn push(&mut self, rows: &[u8], rank: u64) {
+        let tiles: u32 = rows.iter().map(|&r| r as u32).sum();
+        self.refs.push(SourceRef { start: self.rows.len() as u64, len: rows.len() as u16, tiles: tiles as u16, rank });
+        self.rows.extend_from_slice(rows);
+    }
+
+    /// Number of losses held.
+    pub fn len(&self) -> usize {
+        self.refs.len()
+    }
+
+    /// Whether no loss is held.
+    pub fn is_empty(&self) -> bool {
+        self.refs.is_empty()
+    }
+
+    /// Bytes used by the explicit rows and the index.
+    pub fn heap_bytes(&self) -> usize {
+        self.rows.capacity() + self.refs.capacity() * std::mem::size_of::<SourceRef>()
+    }
+
+    fn rows_of(&self, r: &SourceRef) -> &[u8] {
+        &self.rows[r.start as usize..r.start as usize + r.len as usize]
+    }
+}
+
+/// What one level of the sieve found.
+pub struct LevelLosses {
+    /// Ranks of the losses of the level, increasing.
+    pub ranks: Vec<u64>,
+    /// Marks pushed into the level (parent, losing child pairs visited).
+    pub marks: u64,
+}
+
+/// Decides level `n`: marks every parent of every source, then collects the
+/// unmarked positions. `marks` must be a fresh, zeroed set of `ranking.size(n)` bits.
+/// The level's losses are appended to `sources`.
+pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: &MappedBits) -> LevelLosses {
+    let universe = ranking.universe();
+    let sym = universe.is_symmetric();
+    let ctx = Ctx {
+        ranking,
+        sym,
+        max_rows: universe.rows.unwrap_or(u32::MAX),
+        max_cols: universe.cols.unwrap_or(u32::MAX),
+        marks,
+    };
+    let src = &*sources;
+    let marks_pushed: u64 = src
+        .refs
+        .par_iter()
+        .with_min_len(256)
+        .map(|r| if (r.tiles as u32) < n { ctx.push_parents(src.rows_of(r), r.tiles as u32, r.rank, n) } else { 0 })
+        .sum();
+    let firsts: Vec<u32> = (1..=n.min(ctx.max_cols)).collect();
+    let found: Vec<Vec<(u64, Vec<u8>)>> = firsts
+        .par_iter()
+        .map(|&c| {
+            let mut out = Vec::new();
+            ranking.for_each_in_block(n, c, sym, |rank, rows| {
+                if !marks.get(rank) {
+                    out.push((rank, rows.to_vec()));
+                }
+            });
+            out
+        })
+        .collect();
+    let mut losses: Vec<(u64, Vec<u8>)> = Vec::new();
+    for (rank, rows) in found.into_iter().flatten() {
+        // A canonical loss with fewer rows than columns has a conjugate with
+        // more rows than columns, which the scan skipped; square-framed ones
+        // (as many rows as columns) have square-framed conjugates, scanned too.
+        if sym && (rows.len() as u32) < rows[0] as u32 {
+            let conj = conjugate_rows(&rows);
+            losses.push((ranking.rank_rows(&conj), conj));
+        }
+        losses.push((rank, rows));
+    }
+    losses.sort_unstable_by_key(|l| l.0);
+    for (rank, rows) in &losses {
+        sources.push(rows, *rank);
+    }
+    LevelLosses { ranks: losses.iter().map(|l| l.0).collect(), marks: marks_pushed }
+}
+
+struct Ctx<'a> {
+    ranking: &'a Ranking,
+    sym: bool,
+    max_rows: u32,
+    max_cols: u32,
+    marks: &'a MappedBits,
+}
+
+/// One corner of a loss and the rows its parents change.
+struct Corner {
+    /// First changed row.
+    a: u32,
+    /// Current length of the changed rows (0 for new rows below).
+    b: u32,
+    /// Number of rows that may grow.
+    t: u32,
+    /// Largest growth of a row.
+    w: u32,
+    /// Smallest growth of the first row (canonical parents only).
+    first_min: u32,
+    /// Tiles of `L` below the changed rows.
+    suffix_below: u32,
+    /// Rank contribution of the rows above, with their suffix grown by `d`.
+    prefix: u64,
+    /// `tail[j]`: rank contribution of rows `a + j ..` of `L` (unchanged rows).
+    tail: [u64; 257],
+}
+
+impl Ctx<'_> {
+    /// Marks every parent of loss `l` (of `lt` tiles, rank `lrank`) with `n` tiles.
+    /// Returns the number of marks pushed.
+    fn push_parents(&self, l: &[u8], lt: u32, lrank: u64, n: u32) -> u64 {
+        let rk = self.ranking;
+        let d = n - lt;
+        let k = l.len() as u32;
+        let l0 = l[0] as u32;
+        let tall = self.sym && k > l0;
+        let mut suf = [0u32; 257];
+        for i in (0..k as usize).rev() {
+            suf[i] = suf[i + 1] + l[i] as u32;
+        }
+        let mut pushed = 0;
+        let mut pre_new = 0u64; // Σ_{i<a} contribution(suf_i + d, i, l_i)
+        let mut pre_old = 0u64; // Σ_{i<a} contribution(suf_i, i, l_i)
+        let mut a = 0u32;
+        let mut corner = Corner { a: 0, b: 0, t: 0, w: 0, first_min: 0, suffix_below: 0, prefix: 0, tail: [0; 257] };
+        while a <= k {
+            if a == k {
+                // New rows below L, each at most l_last, up to the row bound.
+                let mut t = self.max_rows.saturating_sub(k).min(d);
+                if self.sym {
+                    if tall {
+                        break;
+                    }
+                    t = t.min(l0 - k);
+                }
+                let w = l[k as usize - 1] as u32;
+                if t == 0 || (t as u64) * (w as u64) < d as u64 {
+                    break;
+                }
+                corner.a = a;
+                corner.b = 0;
+                corner.t = t;
+                corner.w = w;
+                corner.first_min = 1;
+                corner.suffix_below = 0;
+                corner.prefix = pre_new;
+                corner.tail[..=t as usize].fill(0);
+                pushed += self.emit(&corner, d);
+                break;
+            }
+            let b = l[a as usize] as u32;
+            let mut t = 1;
+            while a + t < k && l[(a + t) as usize] as u32 == b {
+                t += 1;
+            }
+            let w = if a == 0 { self.max_cols.saturating_sub(b) } else { l[a as usize - 1] as u32 - b };
+            let first_min = if a == 0 && tall { (k - l0).max(1) } else { 1 };
+            let canonical_ok = !(self.sym && a > 0 && tall);
+            let fits = (t as u64) * (w.min(d) as u64) >= d as u64 && first_min <= w.min(d);
+            // Old contributions of the run, needed for the tails and the prefixes.
+            let mut run_old = [0u64; 257];
+            let mut acc = 0;
+            for j in 0..t {
+                let i = a + j;
+                acc += rk.contribution(suf[i as usize], i, b);
+                run_old[j as usize + 1] = acc;
+            }
+            if canonical_ok && fits {
+                corner.a = a;
+                corner.b = b;
+                corner.t = t;
+                corner.w = w.min(d);
+                corner.first_min = first_min;
+                corner.suffix_below = suf[(a + t) as usize];
+                corner.prefix = pre_new;
+                for j in 0..=t {
+                    // rank(L) = pre_old + run_old[t] + tail(a + t)
+                    corner.tail[j as usize] = lrank - pre_old - run_old[j as usize];
+                }
+                pushed += self.emit(&corner, d);
+            }
+            // Advance the prefixes over the run.
+            if self.sym && tall && a == 0 {
+                // No later corner of a tall loss has canonical parents.
+                break;
+            }
+            for j in 0..t {
+                let i = a + j;
+                pre_new += rk.contribution(suf[i as usize] + d, i, b);
+            }
+            pre_old += acc;
+            a += t;
+        }
+        pushed
+    }
+
+    /// Enumerates the growths `μ` (|μ| = d) of a corner, top row first, and marks each parent.
+    fn emit(&self, c: &Corner, d: u32) -> u64 {
+        let mut count = 0;
+        self.grow(c, 0, d, c.w, c.prefix, &mut count);
+        count
+    }
+
+    fn grow(&self, c: &Corner, j: u32, left: u32, prev: u32, acc: u64, count: &mut u64) {
+        let rows_here = c.t - j; // rows that may still grow, this one included
+        let lo = left.div_ceil(rows_here).max(if j == 0 { c.first_min } else { 1 });
+        let hi = prev.min(left);
+        let i = c.a + j;
+        for m in lo..=hi {
+            // Suffix of row i in the parent: unchanged rows below the run,
+            // b for each remaining run row, and the growth still to place.
+            let suffix = c.suffix_below + rows_here * c.b + left;
+            let r = acc + self.ranking.contribution(suffix, i, c.b + m);
+            let rest = left - m;
+            if rest == 0 {
+                let rank = r + c.tail[j as usize + 1];
+                self.marks.set(rank);
+                *count += 1;
+            } else {
+                self.grow(c, j + 1, rest, m, r, count);
+            }
+        }
+    }
+}

@@ -1,0 +1,431 @@
+//! Level tables: the files the pipeline publishes, one per level and kind.
+//!
+//! The byte layout is documented in `FORMAT.md`; this module is its
+//! reference implementation.
+//!
+//! ```text
+//! offset size field
+//!      0    8 magic          b"CHOMPTBL"
+//!      8    2 version        1
+//!     10    2 kind           1 = loss set, 2 = Grundy values
+//!     12    4 tiles          the level (tile count)
+//!     16    4 max_rows       universe row bound, 0 = unbounded
+//!     20    4 max_cols       universe column bound, 0 = unbounded
+//!     24    4 max_tiles      universe tile bound, 0 = unbounded
+//!     28    4 block_size     Grundy: positions per block; losses: 0
+//!     32    8 positions      positions in the level
+//!     40    8 losses         losing positions in the level
+//!     48    8 payload_len    bytes after the header
+//!     56    4 payload_crc32  CRC-32 (IEEE) of the payload
+//!     60    4 header_crc32   CRC-32 (IEEE) of bytes 0..60
+//!     64    … payload
+//! ```
+//!
+//! Loss payload: one zstd frame holding the loss ranks as a roaring bitmap
+//! in the portable serialization. Grundy payload: `blocks + 1` little-endian
+//! `u64` offsets (relative to the payload start), then one zstd frame per
+//! block of `block_size` values, one byte per position in rank order.
+//!
+//! # Stability
+//! Version 1 is frozen: a change to any field or encoding bumps the version,
+//! and readers refuse versions they do not know.
+
+use crate::universe::Universe;
+use roaring::RoaringBitmap;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Magic bytes at offset 0 of every table.
+pub const MAGIC: [u8; 8] = *b"CHOMPTBL";
+/// Format version written and understood.
+pub const VERSION: u16 = 1;
+/// Header length in bytes.
+pub const HEADER_LEN: usize = 64;
+/// Positions per compressed block of a Grundy table.
+pub const GRUNDY_BLOCK: u32 = 1 << 16;
+/// zstd level used for every payload.
+const ZSTD_LEVEL: i32 = 9;
+
+/// What a table holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The set of losing positions of a level.
+    Losses = 1,
+    /// One Grundy value per position of a level.
+    Grundy = 2,
+}
+
+/// Errors reading or writing a table.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// The file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The file's bytes are not a valid table of the expected shape.
+    #[error("{path}: {what}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, e.g. "payload checksum mismatch".
+        what: String,
+    },
+}
+
+impl TableError {
+    fn corrupt(path: &Path, what: impl Into<String>) -> Self {
+        TableError::Corrupt { path: path.to_path_buf(), what: what.into() }
+    }
+    /// Wraps an I/O error with its path.
+    pub fn io(path: &Path, source: io::Error) -> Self {
+        TableError::Io { path: path.to_path_buf(), source }
+    }
+}
+
+/// The fixed-size header of a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// What the payload holds.
+    pub kind: Kind,
+    /// The level.
+    pub tiles: u32,
+    /// Universe bounds, 0 for unbounded.
+    pub max_rows: u32,
+    /// Universe bounds, 0 for unbounded.
+    pub max_cols: u32,
+    /// Universe bounds, 0 for unbounded.
+    pub max_tiles: u32,
+    /// Positions per block (Grundy), 0 for losses.
+    pub block_size: u32,
+    /// Positions in the level.
+    pub positions: u64,
+    /// Losing positions in the level.
+    pub losses: u64,
+}
+
+impl Header {
+    /// A header for level `tiles` of a universe.
+    pub fn new(kind: Kind, universe: &Universe, tiles: u32, positions: u64, losses: u64) -> Self {
+        Header {
+            kind,
+            tiles,
+            max_rows: universe.rows.unwrap_or(0),
+            max_cols: universe.cols.unwrap_or(0),
+            max_tiles: universe.tiles.unwrap_or(0),
+            block_size: if kind == Kind::Grundy { GRUNDY_BLOCK } else { 0 },
+            positions,
+            losses,
+        }
+    }
+
+    fn encode(&self, payload: &[u8]) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(&MAGIC);
+        h[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        h[10..12].copy_from_slice(&(self.kind as u16).to_le_bytes());
+        h[12..16].copy_from_slice(&self.tiles.to_le_bytes());
+        h[16..20].copy_from_slice(&self.max_rows.to_le_bytes());
+        h[20..24].copy_from_slice(&self.max_cols.to_le_bytes());
+        h[24..28].copy_from_slice(&self.max_tiles.to_le_bytes());
+        h[28..32].copy_from_slice(&self.block_size.to_le_bytes());
+        h[32..40].copy_from_slice(&self.positions.to_le_bytes());
+        h[40..48].copy_from_slice(&self.losses.to_le_bytes());
+        h[48..56].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        h[56..60].copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        let crc = crc32fast::hash(&h[0..60]);
+        h[60..64].copy_from_slice(&crc.to_le_bytes());
+        h
+    }
+
+    /// Parses and checks a whole table file image; returns the header and the payload.
+    fn decode<'a>(path: &Path, bytes: &'a [u8]) -> Result<(Header, &'a [u8]), TableError> {
+        if bytes.len() < HEADER_LEN {
+            return Err(TableError::corrupt(path, format!("truncated: {} bytes, shorter than the 64-byte header", bytes.len())));
+        }
+        if bytes[0..8] != MAGIC {
+            return Err(TableError::corrupt(path, "not a chomp table (wrong magic bytes)"));
+        }
+        let u16_at = |o: usize| u16::from_le_bytes(bytes[o..o + 2].try_into().unwrap());
+        let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+        let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
+        let version = u16_at(8);
+        if version != VERSION {
+            return Err(TableError::corrupt(path, format!("table format version {version}, this reader knows version {VERSION}")));
+        }
+        if crc32fast::hash(&bytes[0..60]) != u32_at(60) {
+            return Err(TableError::corrupt(path, "header checksum mismatch"));
+        }
+        let kind = match u16_at(10) {
+            1 => Kind::Losses,
+            2 => Kind::Grundy,
+            k => return Err(TableError::corrupt(path, format!("unknown table kind {k}"))),
+        };
+        let payload_len = u64_at(48);
+        if payload_len != (bytes.len() - HEADER_LEN) as u64 {
+            return Err(TableError::corrupt(
+                path,
+                format!("truncated or padded: header announces {payload_len} payload bytes, file has {}", bytes.len() - HEADER_LEN),
+            ));
+        }
+        let payload = &bytes[HEADER_LEN..];
+        if crc32fast::hash(payload) != u32_at(56) {
+            return Err(TableError::corrupt(path, "payload checksum mismatch"));
+        }
+        let header = Header {
+            kind,
+            tiles: u32_at(12),
+            max_rows: u32_at(16),
+            max_cols: u32_at(20),
+            max_tiles: u32_at(24),
+            block_size: u32_at(28),
+            positions: u64_at(32),
+            losses: u64_at(40),
+        };
+        Ok((header, payload))
+    }
+
+    /// Checks that a table is the one expected at this place of a run.
+    fn expect(&self, path: &Path, want: &Header) -> Result<(), TableError> {
+        if self != want {
+            return Err(TableError::corrupt(path, format!("header {self:?} does not match the run's {want:?}")));
+        }
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same
+/// directory, flushed to disk, then renamed over `path`.
+///
+/// # Errors
+/// I/O errors; the temporary file is removed on failure.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TableError> {
+    let tmp = tmp_path(path);
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            // Make the rename itself durable; not every filesystem allows this.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        TableError::io(path, e)
+    })
+}
+
+/// The temporary name a file is written under before its rename.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, TableError> {
+    fs::read(path).map_err(|e| TableError::io(path, e))
+}
+
+/// Encodes a loss table: ranks must be increasing and below `header.positions`.
+pub fn encode_losses(header: &Header, ranks: &[u64]) -> Vec<u8> {
+    let bitmap: RoaringBitmap = ranks.iter().map(|&r| u32::try_from(r).expect("level larger than 2^32 positions")).collect();
+    let mut raw = Vec::with_capacity(bitmap.serialized_size());
+    bitmap.serialize_into(&mut raw).expect("writing to memory");
+    let payload = zstd::bulk::compress(&raw, ZSTD_LEVEL).expect("zstd compression in memory");
+    let mut out = header.encode(&payload).to_vec();
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// Reads and fully checks a loss table; `want` is the header the run expects.
+///
+/// # Errors
+/// [`TableError`] for I/O errors, damaged files and tables of another run.
+pub fn read_losses(path: &Path, want: &Header) -> Result<RoaringBitmap, TableError> {
+    let bytes = read_file(path)?;
+    decode_losses(path, &bytes, Some(want)).map(|(_, b)| b)
+}
+
+/// Decodes a loss table image; checks it against `want` when given.
+///
+/// # Errors
+/// [`TableError::Corrupt`] for anything but a valid loss table.
+pub fn decode_losses(path: &Path, bytes: &[u8], want: Option<&Header>) -> Result<(Header, RoaringBitmap), TableError> {
+    let (header, payload) = Header::decode(path, bytes)?;
+    if let Some(want) = want {
+        header.expect(path, want)?;
+    }
+    if header.kind != Kind::Losses {
+        return Err(TableError::corrupt(path, "expected a loss table"));
+    }
+    // A roaring bitmap over [0, positions) serializes to at most 8 KiB per
+    // 2^16 positions plus small headers: bound the decompression by that.
+    let bound = (header.positions / 65536 + 1) * (8192 + 16) + 64;
+    let raw = zstd::bulk::decompress(payload, bound as usize).map_err(|e| TableError::corrupt(path, format!("bad zstd payload: {e}")))?;
+    let bitmap = RoaringBitmap::deserialize_from(&raw[..]).map_err(|e| TableError::corrupt(path, format!("bad roaring bitmap: {e}")))?;
+    if bitmap.len() != header.losses {
+        return Err(TableError::corrupt(path, format!("holds {} losses, header says {}", bitmap.len(), header.losses)));
+    }
+    if bitmap.max().is_some_and(|m| m as u64 >= header.positions) {
+        return Err(TableError::corrupt(path, "a loss rank lies beyond the level"));
+    }
+    Ok((header, bitmap))
+}
+
+/// Encodes a Grundy table from one value byte per position.
+pub fn encode_grundy(header: &Header, values: &[u8]) -> Vec<u8> {
+    assert_eq!(values.len() as u64, header.positions);
+    let blocks: Vec<Vec<u8>> = {
+        use rayon::prelude::*;
+        values.par_chunks(GRUNDY_BLOCK as usize).map(|b| zstd::bulk::compress(b, ZSTD_LEVEL).expect("zstd in memory")).collect()
+    };
+    let mut payload = Vec::new();
+    let mut offset = 8 * (blocks.len() as u64 + 1);
+    payload.extend_from_slice(&offset.to_le_bytes());
+    for b in &blocks {
+        offset += b.len() as u64;
+        payload.extend_from_slice(&offset.to_le_bytes());
+    }
+    for b in &blocks {
+        payload.extend_from_slice(b);
+    }
+    let mut out = header.encode(&payload).to_vec();
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// A checked Grundy table, decoded block by block on demand.
+pub struct GrundyTable {
+    path: PathBuf,
+    header: Header,
+    bytes: Vec<u8>,
+    offsets: Vec<u64>,
+}
+
+impl GrundyTable {
+    /// Reads and checks a Grundy table (checksums and block index; blocks are
+    /// decoded when probed, or all at once by [`GrundyTable::decode_all`]).
+    ///
+    /// # Errors
+    /// [`TableError`] for I/O errors and damaged files.
+    pub fn read(path: &Path, want: Option<&Header>) -> Result<Self, TableError> {
+        let bytes = read_file(path)?;
+        let (header, payload) = Header::decode(path, &bytes)?;
+        if let Some(want) = want {
+            header.expect(path, want)?;
+        }
+        if header.kind != Kind::Grundy || header.block_size == 0 {
+            return Err(TableError::corrupt(path, "expected a Grundy table"));
+        }
+        let blocks = header.positions.div_ceil(header.block_size as u64);
+        let index_len = 8 * (blocks + 1);
+        if (payload.len() as u64) < index_len {
+            return Err(TableError::corrupt(path, "block index truncated"));
+        }
+        let offsets: Vec<u64> = (0..=blocks as usize).map(|i| u64::from_le_bytes(payload[8 * i..8 * i + 8].try_into().unwrap())).collect();
+        if offsets[0] != index_len || offsets.windows(2).any(|w| w[0] > w[1]) || offsets[blocks as usize] != payload.len() as u64 {
+            return Err(TableError::corrupt(path, "inconsistent block index"));
+        }
+        Ok(GrundyTable { path: path.to_path_buf(), header, bytes, offsets })
+    }
+
+    /// The table's header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Decodes block `b` (values of ranks `b·block_size ..`).
+    ///
+    /// # Errors
+    /// [`TableError::Corrupt`] when the block does not decode to its length.
+    pub fn block(&self, b: usize) -> Result<Vec<u8>, TableError> {
+        let payload = &self.bytes[HEADER_LEN..];
+        let bs = self.header.block_size as u64;
+        let want = bs.min(self.header.positions - b as u64 * bs) as usize;
+        let frame = &payload[self.offsets[b] as usize..self.offsets[b + 1] as usize];
+        let raw = zstd::bulk::decompress(frame, want).map_err(|e| TableError::corrupt(&self.path, format!("block {b}: bad zstd frame: {e}")))?;
+        if raw.len() != want {
+            return Err(TableError::corrupt(&self.path, format!("block {b} decodes to {} bytes, expected {want}", raw.len())));
+        }
+        Ok(raw)
+    }
+
+    /// Decodes every block: one value per position in rank order.
+    ///
+    /// # Errors
+    /// [`TableError::Corrupt`] when a block is damaged or the loss count disagrees.
+    pub fn decode_all(&self) -> Result<Vec<u8>, TableError> {
+        let mut out = Vec::with_capacity(self.header.positions as usize);
+        for b in 0..self.offsets.len() - 1 {
+            out.extend_from_slice(&self.block(b)?);
+        }
+        let zeros = out.iter().filter(|&&g| g == 0).count() as u64;
+        if zeros != self.header.losses {
+            return Err(TableError::corrupt(&self.path, format!("holds {zeros} zero values, header says {} losses", self.header.losses)));
+        }
+        Ok(out)
+    }
+}
+
+/// Path of a level's table inside a table directory.
+pub fn level_path(dir: &Path, kind: Kind, tiles: u32) -> PathBuf {
+    match kind {
+        Kind::Losses => dir.join("losses").join(format!("L{tiles:04}.cht")),
+        Kind::Grundy => dir.join("grundy").join(format!("G{tiles:04}.cht")),
+    }
+}
+
+/// The path of a level's table relative to the table directory (as listed in the manifest).
+pub fn level_name(kind: Kind, tiles: u32) -> String {
+    match kind {
+        Kind::Losses => format!("losses/L{tiles:04}.cht"),
+        Kind::Grundy => format!("grundy/G{tiles:04}.cht"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loss_table_roundtrip_and_damage() {
+        let u = Universe::tiles(20);
+        let h = Header::new(Kind::Losses, &u, 20, 627, 3);
+        let bytes = encode_losses(&h, &[1, 50, 600]);
+        let p = Path::new("x.cht");
+        let (h2, b) = decode_losses(p, &bytes, Some(&h)).unwrap();
+        assert_eq!(h2, h);
+        assert_eq!(b.iter().collect::<Vec<_>>(), vec![1, 50, 600]);
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x10;
+            assert!(decode_losses(p, &bad, Some(&h)).is_err(), "flip at {i} undetected");
+        }
+        for len in 0..bytes.len() {
+            assert!(decode_losses(p, &bytes[..len], Some(&h)).is_err());
+        }
+    }
+
+    #[test]
+    fn grundy_table_roundtrip() {
+        let u = Universe::tiles(30);
+        let values: Vec<u8> = (0..200_000u32).map(|i| (i % 7) as u8 + 1).collect();
+        let h = Header::new(Kind::Grundy, &u, 30, values.len() as u64, 0);
+        let bytes = encode_grundy(&h, &values);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("g.cht");
+        std::fs::write(&p, &bytes).unwrap();
+        let t = GrundyTable::read(&p, Some(&h)).unwrap();
+        assert_eq!(t.decode_all().unwrap(), values);
+    }
+}

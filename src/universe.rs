@@ -1,0 +1,111 @@
+//! Universes: the family of positions a run covers.
+//!
+//! A universe holds every position with at most `rows` rows, at most `cols`
+//! columns and at most `tiles` tiles (each bound optional). Every such family
+//! is closed under moves, so one engine serves tile-count runs, boxes and
+//! few-row families.
+
+use crate::position::{Position, MAX_SIDE};
+use serde::{Deserialize, Serialize};
+
+/// Bounds of a run. `None` means unbounded; at least the tile count must be
+/// finite, directly or through `rows × cols`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Universe {
+    /// Largest number of rows, or `None` for no bound.
+    pub rows: Option<u32>,
+    /// Largest number of columns, or `None` for no bound.
+    pub cols: Option<u32>,
+    /// Largest number of tiles, or `None` for `rows × cols`.
+    pub tiles: Option<u32>,
+}
+
+/// Why a universe cannot be computed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UniverseError {
+    /// Neither a tile bound nor both sides are given.
+    #[error("the universe is infinite: give max_tiles, or both rows and cols")]
+    Infinite,
+    /// A bound of zero.
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+    /// A side beyond [`MAX_SIDE`].
+    #[error("{0} must be at most {MAX_SIDE}")]
+    TooWide(&'static str),
+    /// Level sizes beyond what the ranking supports.
+    #[error("level {tiles} of this universe has more positions than fit in 64 bits")]
+    Overflow {
+        /// First level that overflows.
+        tiles: u32,
+    },
+}
+
+impl Universe {
+    /// All positions with at most `n` tiles.
+    pub fn tiles(n: u32) -> Self {
+        Universe { rows: None, cols: None, tiles: Some(n) }
+    }
+
+    /// All positions fitting an `r × c` box.
+    pub fn boxed(r: u32, c: u32) -> Self {
+        Universe { rows: Some(r), cols: Some(c), tiles: None }
+    }
+
+    /// Checks the bounds (not the level sizes; see [`crate::rank::Ranking::new`]).
+    ///
+    /// # Errors
+    /// [`UniverseError`] for infinite, empty or too wide universes.
+    pub fn validate(&self) -> Result<(), UniverseError> {
+        for (name, v) in [("rows", self.rows), ("cols", self.cols), ("max_tiles", self.tiles)] {
+            if v == Some(0) {
+                return Err(UniverseError::Zero(name));
+            }
+        }
+        if self.rows.is_some_and(|r| r > MAX_SIDE) {
+            return Err(UniverseError::TooWide("rows"));
+        }
+        if self.cols.is_some_and(|c| c > MAX_SIDE) {
+            return Err(UniverseError::TooWide("cols"));
+        }
+        if self.tiles.is_none() && (self.rows.is_none() || self.cols.is_none()) {
+            return Err(UniverseError::Infinite);
+        }
+        Ok(())
+    }
+
+    /// Largest tile count of the universe (its top level).
+    pub fn max_tiles(&self) -> u32 {
+        let area = match (self.rows, self.cols) {
+            (Some(r), Some(c)) => r * c,
+            _ => u32::MAX,
+        };
+        self.tiles.unwrap_or(u32::MAX).min(area)
+    }
+
+    /// Whether conjugation maps the universe onto itself (equal row and column bounds).
+    pub fn is_symmetric(&self) -> bool {
+        self.rows == self.cols
+    }
+
+    /// Whether a position belongs to the universe.
+    pub fn contains(&self, p: &Position) -> bool {
+        self.rows.is_none_or(|r| p.height() <= r)
+            && self.cols.is_none_or(|c| p.width() <= c)
+            && p.tiles() <= self.max_tiles()
+    }
+
+    /// A short human description, e.g. `tiles <= 60` or `8x15 box`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        match (self.rows, self.cols) {
+            (Some(r), Some(c)) => parts.push(format!("{r}x{c} box")),
+            (Some(r), None) => parts.push(format!("rows <= {r}")),
+            (None, Some(c)) => parts.push(format!("cols <= {c}")),
+            (None, None) => {}
+        }
+        if let Some(n) = self.tiles {
+            parts.push(format!("tiles <= {n}"));
+        }
+        parts.join(", ")
+    }
+}

@@ -1,0 +1,209 @@
+//! Re-checking a table directory: checksums, table structure, and sampled
+//! game invariants (a loss has no losing child, a win has one, conjugates
+//! agree, a Grundy value is the mex of its children's, rank and unrank are
+//! inverse).
+
+use crate::manifest::{sha256_hex, Manifest};
+use crate::position::Position;
+use crate::probe::{Outcome, ProbeError, Tables};
+use crate::summary::{grundy_histogram_csv, summary_csv, summary_json};
+use crate::table::{self, level_name, level_path, Header, Kind};
+use std::path::Path;
+
+/// What `verify` found.
+#[derive(Debug, Default)]
+pub struct VerifyReport {
+    /// Files whose checksum was compared.
+    pub files: usize,
+    /// Tables fully decoded.
+    pub tables: usize,
+    /// Positions sampled for game invariants.
+    pub samples: u64,
+    /// One line per problem found; empty when all is well.
+    pub failures: Vec<String>,
+}
+
+/// A small deterministic generator (SplitMix64) for reproducible samples.
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// Next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0), close enough for sampling.
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+/// Verifies a table directory.
+///
+/// # Errors
+/// [`ProbeError`] when the manifest itself cannot be read; every other
+/// problem is listed in the report's failures.
+pub fn verify(dir: &Path, samples: u64, seed: u64) -> Result<VerifyReport, ProbeError> {
+    let manifest = Manifest::read(dir)?;
+    let mut report = VerifyReport::default();
+    check_files(dir, &manifest, &mut report);
+    if !report.failures.is_empty() {
+        return Ok(report);
+    }
+    let tables = Tables::open(dir)?;
+    check_tables(dir, &tables, &mut report);
+    if !report.failures.is_empty() {
+        return Ok(report);
+    }
+    check_samples(&tables, samples, seed, &mut report);
+    Ok(report)
+}
+
+fn check_files(dir: &Path, m: &Manifest, report: &mut VerifyReport) {
+    for (rel, entry) in &m.files {
+        let path = dir.join(rel);
+        match std::fs::read(&path) {
+            Err(e) => report.failures.push(format!("{}: {e}", path.display())),
+            Ok(bytes) if bytes.len() as u64 != entry.bytes => {
+                report.failures.push(format!("{}: {} bytes, manifest says {}", path.display(), bytes.len(), entry.bytes))
+            }
+            Ok(bytes) if sha256_hex(&bytes) != entry.sha256 => report.failures.push(format!("{}: SHA-256 differs from manifest.json", path.display())),
+            Ok(_) => report.files += 1,
+        }
+    }
+    let mut expected: Vec<String> = Vec::new();
+    for n in 1..=m.levels_complete {
+        expected.push(level_name(Kind::Losses, n));
+        if n <= m.grundy_max_tiles {
+            expected.push(level_name(Kind::Grundy, n));
+        }
+    }
+    if m.complete {
+        expected.push("summary.csv".into());
+        expected.push("summary.json".into());
+        if m.grundy_max_tiles > 0 {
+            expected.push("grundy_histogram.csv".into());
+        }
+    }
+    for rel in expected {
+        if !m.files.contains_key(&rel) {
+            report.failures.push(format!("{}: manifest does not list {rel}", dir.join("manifest.json").display()));
+        }
+    }
+    if m.levels.len() != m.levels_complete as usize || m.levels.iter().enumerate().any(|(i, l)| l.tiles != i as u32 + 1) {
+        report.failures.push(format!("{}: level statistics do not cover levels 1..={}", dir.join("manifest.json").display(), m.levels_complete));
+    }
+    if m.complete {
+        let mut derived = vec![("summary.csv", summary_csv(&m.levels)), ("summary.json", summary_json(&m.levels))];
+        if m.grundy_max_tiles > 0 {
+            derived.push(("grundy_histogram.csv", grundy_histogram_csv(&m.levels)));
+        }
+        for (name, text) in derived {
+            if m.files.get(name).is_some_and(|e| e.sha256 != sha256_hex(text.as_bytes())) {
+                report.failures.push(format!("{}: disagrees with the level statistics in manifest.json", dir.join(name).display()));
+            }
+        }
+    }
+}
+
+fn check_tables(dir: &Path, t: &Tables, report: &mut VerifyReport) {
+    let m = t.manifest();
+    for n in 1..=m.levels_complete {
+        let stats = &m.levels[n as usize - 1];
+        let size = t.ranking().size(n);
+        if stats.positions != size {
+            report.failures.push(format!("manifest.json: level {n} has {size} positions, manifest says {}", stats.positions));
+            continue;
+        }
+        let losses = match t.level_losses(n) {
+            Ok(b) => b,
+            Err(e) => {
+                report.failures.push(e.to_string());
+                continue;
+            }
+        };
+        report.tables += 1;
+        if n <= m.grundy_max_tiles {
+            let path = level_path(dir, Kind::Grundy, n);
+            let header = Header::new(Kind::Grundy, &m.universe, n, size, stats.losses);
+            match table::GrundyTable::read(&path, Some(&header)).and_then(|g| g.decode_all()) {
+                Err(e) => report.failures.push(e.to_string()),
+                Ok(values) => {
+                    report.tables += 1;
+                    let mut hist = vec![0u64; values.iter().copied().max().unwrap_or(0) as usize + 1];
+                    for &g in &values {
+                        hist[g as usize] += 1;
+                    }
+                    if stats.grundy_histogram.as_ref() != Some(&hist) {
+                        report.failures.push(format!("{}: value histogram differs from manifest.json", path.display()));
+                    }
+                    if losses.iter().any(|r| values[r as usize] != 0) {
+                        report.failures.push(format!("{}: a loss of the loss table has a non-zero Grundy value", path.display()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn check_samples(t: &Tables, samples: u64, seed: u64, report: &mut VerifyReport) {
+    let m = t.manifest();
+    if m.levels_complete == 0 {
+        return;
+    }
+    let mut rng = SplitMix(seed);
+    let sym = m.universe.is_symmetric();
+    for _ in 0..samples {
+        let n = 1 + rng.below(m.levels_complete as u64) as u32;
+        let rank = rng.below(t.ranking().size(n));
+        let p = t.ranking().unrank(n, rank).expect("rank below size");
+        report.samples += 1;
+        if let Err(e) = check_position(t, &p, rank, sym) {
+            report.failures.push(e);
+        }
+    }
+}
+
+fn check_position(t: &Tables, p: &Position, rank: u64, sym: bool) -> Result<(), String> {
+    let fail = |what: &str| format!("position {p}: {what}");
+    let e = |err: ProbeError| fail(&err.to_string());
+    if t.ranking().rank(p) != Some(rank) {
+        return Err(fail("rank(unrank(r)) != r"));
+    }
+    let outcome = t.outcome(p).map_err(e)?;
+    let grundy = t.grundy(p).map_err(e)?;
+    let mut losing_children = 0;
+    let mut seen = [false; 257];
+    for (_, child) in p.moves() {
+        if t.outcome(&child).map_err(e)? == Outcome::Loss {
+            losing_children += 1;
+        }
+        if grundy.is_some() {
+            if let Some(g) = t.grundy(&child).map_err(e)? {
+                seen[g as usize] = true;
+            }
+        }
+    }
+    match outcome {
+        Outcome::Loss if losing_children > 0 => return Err(fail("a loss with a losing child")),
+        Outcome::Win if losing_children == 0 => return Err(fail("a win with no losing child")),
+        _ => {}
+    }
+    if let Some(g) = grundy {
+        let mex = seen.iter().position(|&s| !s).unwrap_or(256);
+        if mex != g as usize {
+            return Err(fail(&format!("Grundy value {g}, mex of the children is {mex}")));
+        }
+    }
+    if sym {
+        let c = p.conjugate();
+        if t.outcome(&c).map_err(e)? != outcome || t.grundy(&c).map_err(e)? != grundy {
+            return Err(fail("its conjugate has another outcome or value"));
+        }
+    }
+    Ok(())
+}
