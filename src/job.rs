@@ -36,10 +36,16 @@ impl Plan {
         let ranking = Ranking::new(&self.universe)?;
         let top = ranking.max_tiles();
         if self.grundy_max_tiles > top {
-            return Err(JobError::Invalid(format!("grundy_max_tiles ({}) exceeds the universe's largest level ({top})", self.grundy_max_tiles)));
+            return Err(JobError::Invalid(format!(
+                "grundy_max_tiles ({}) exceeds the universe's largest level ({top})",
+                self.grundy_max_tiles
+            )));
         }
         if self.grundy_max_tiles > MAX_GRUNDY_TILES {
-            return Err(JobError::Invalid(format!("grundy_max_tiles ({}) exceeds {MAX_GRUNDY_TILES}, the one-byte table limit", self.grundy_max_tiles)));
+            return Err(JobError::Invalid(format!(
+                "grundy_max_tiles ({}) exceeds {MAX_GRUNDY_TILES}, the one-byte table limit",
+                self.grundy_max_tiles
+            )));
         }
         if let Some(n) = (1..=top).find(|&n| ranking.size(n) > u32::MAX as u64) {
             return Err(JobError::Invalid(format!("level {n} has {} positions; tables hold at most 2^32 per level", ranking.size(n))));
@@ -336,7 +342,14 @@ fn prepare_dir(dir: &Path, plan: &Plan, force: bool) -> Result<Manifest, JobErro
 }
 
 /// Rebuilds the in-memory state of completed levels from their tables.
-fn reload(ranking: &Ranking, plan: &Plan, dir: &Path, manifest: &Manifest, sources: &mut LossSources, grundy_maps: &mut Vec<Option<Mmap>>) -> Result<(), JobError> {
+fn reload(
+    ranking: &Ranking,
+    plan: &Plan,
+    dir: &Path,
+    manifest: &Manifest,
+    sources: &mut LossSources,
+    grundy_maps: &mut Vec<Option<Mmap>>,
+) -> Result<(), JobError> {
     let mut rows = Vec::new();
     for n in 1..=manifest.levels_complete {
         let size = ranking.size(n);

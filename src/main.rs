@@ -192,7 +192,11 @@ fn print_event(e: &Event) {
                 s.positions as f64 / secs.max(1e-9) / 1e6
             );
             if let Some(g) = s.max_grundy() {
-                line.push_str(&format!("  grundy max {g} ({:.2} s, {:.0} M look-ups/s)", r.grundy_seconds, r.lookups as f64 / r.grundy_seconds.max(1e-9) / 1e6));
+                line.push_str(&format!(
+                    "  grundy max {g} ({:.2} s, {:.0} M look-ups/s)",
+                    r.grundy_seconds,
+                    r.lookups as f64 / r.grundy_seconds.max(1e-9) / 1e6
+                ));
             }
             eprintln!("{line}");
         }
@@ -255,7 +259,10 @@ fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Result<
     result.map_err(|e| e.to_string())?;
     println!("bench: losses to {max_tiles} tiles, Grundy to {grundy_max_tiles}, {threads} threads");
     println!("wall:          {wall:.2} s");
-    println!("sieve:         {sieve_s:.2} s, {positions} positions, {marks} marks, {:.2} M positions/s/core", positions as f64 / sieve_s / threads as f64 / 1e6);
+    println!(
+        "sieve:         {sieve_s:.2} s, {positions} positions, {marks} marks, {:.2} M positions/s/core",
+        positions as f64 / sieve_s / threads as f64 / 1e6
+    );
     if grundy_max_tiles > 0 {
         println!(
             "grundy:        {grundy_s:.2} s, {grundy_positions} positions, {lookups} child look-ups, {:.1} M look-ups/s/core",

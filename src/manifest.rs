@@ -82,9 +82,13 @@ impl Manifest {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ManifestError::Missing(dir.display().to_string())),
             Err(e) => return Err(TableError::io(&path, e).into()),
         };
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| ManifestError::Invalid { path: path.display().to_string(), what: e.to_string() })?;
+        let m: Manifest =
+            serde_json::from_str(&text).map_err(|e| ManifestError::Invalid { path: path.display().to_string(), what: e.to_string() })?;
         if m.format != FORMAT_NAME {
-            return Err(ManifestError::Invalid { path: path.display().to_string(), what: format!("format is {:?}, not {FORMAT_NAME:?}", m.format) });
+            return Err(ManifestError::Invalid {
+                path: path.display().to_string(),
+                what: format!("format is {:?}, not {FORMAT_NAME:?}", m.format),
+            });
         }
         if m.format_version != crate::table::VERSION {
             return Err(ManifestError::Invalid {

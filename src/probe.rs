@@ -89,8 +89,16 @@ impl Tables {
     /// [`ProbeError`] when the manifest is missing or invalid.
     pub fn open(dir: &Path) -> Result<Self, ProbeError> {
         let manifest = Manifest::read(dir)?;
-        let ranking = Ranking::new(&manifest.universe).map_err(|e| ManifestError::Invalid { path: dir.join("manifest.json").display().to_string(), what: e.to_string() })?;
-        Ok(Tables { dir: dir.to_path_buf(), manifest, ranking, losses: Default::default(), grundy: Default::default(), blocks: Default::default() })
+        let ranking = Ranking::new(&manifest.universe)
+            .map_err(|e| ManifestError::Invalid { path: dir.join("manifest.json").display().to_string(), what: e.to_string() })?;
+        Ok(Tables {
+            dir: dir.to_path_buf(),
+            manifest,
+            ranking,
+            losses: Default::default(),
+            grundy: Default::default(),
+            blocks: Default::default(),
+        })
     }
 
     /// The manifest.
@@ -104,7 +112,10 @@ impl Tables {
     }
 
     fn locate(&self, p: &Position) -> Result<(u32, u64), ProbeError> {
-        let rank = self.ranking.rank(p).ok_or_else(|| ProbeError::Outside { position: p.to_string(), universe: self.manifest.universe.describe() })?;
+        let rank = self
+            .ranking
+            .rank(p)
+            .ok_or_else(|| ProbeError::Outside { position: p.to_string(), universe: self.manifest.universe.describe() })?;
         let tiles = p.tiles();
         if tiles > self.manifest.levels_complete {
             return Err(ProbeError::MissingLevel { tiles, complete: self.manifest.levels_complete });
@@ -139,7 +150,8 @@ impl Tables {
             match cached {
                 Some(t) => t,
                 None => {
-                    let t = Arc::new(GrundyTable::read(&level_path(&self.dir, Kind::Grundy, tiles), Some(&self.header(Kind::Grundy, tiles)))?);
+                    let t =
+                        Arc::new(GrundyTable::read(&level_path(&self.dir, Kind::Grundy, tiles), Some(&self.header(Kind::Grundy, tiles)))?);
                     self.grundy.lock().unwrap().insert(tiles, t.clone());
                     t
                 }
@@ -188,7 +200,12 @@ impl Tables {
         self.locate(p)?;
         let mut out = Vec::new();
         for ((r, c), child) in p.moves() {
-            out.push(MoveInfo { cell: [r, c], outcome: self.outcome(&child)?, grundy: self.grundy(&child)?, position: child.rows().to_vec() });
+            out.push(MoveInfo {
+                cell: [r, c],
+                outcome: self.outcome(&child)?,
+                grundy: self.grundy(&child)?,
+                position: child.rows().to_vec(),
+            });
         }
         // A move to a loss wins; a larger remaining position gives the opponent more to err in.
         out.sort_by_key(|m| (m.outcome != Outcome::Loss, std::cmp::Reverse(m.position.iter().map(|&x| x as u32).sum::<u32>()), m.cell));

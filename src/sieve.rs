@@ -75,13 +75,7 @@ pub struct LevelLosses {
 pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: &MappedBits) -> LevelLosses {
     let universe = ranking.universe();
     let sym = universe.is_symmetric();
-    let ctx = Ctx {
-        ranking,
-        sym,
-        max_rows: universe.rows.unwrap_or(u32::MAX),
-        max_cols: universe.cols.unwrap_or(u32::MAX),
-        marks,
-    };
+    let ctx = Ctx { ranking, sym, max_rows: universe.rows.unwrap_or(u32::MAX), max_cols: universe.cols.unwrap_or(u32::MAX), marks };
     let src = &*sources;
     let marks_pushed: u64 = src
         .refs

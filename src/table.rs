@@ -353,7 +353,8 @@ impl GrundyTable {
         let bs = self.header.block_size as u64;
         let want = bs.min(self.header.positions - b as u64 * bs) as usize;
         let frame = &payload[self.offsets[b] as usize..self.offsets[b + 1] as usize];
-        let raw = zstd::bulk::decompress(frame, want).map_err(|e| TableError::corrupt(&self.path, format!("block {b}: bad zstd frame: {e}")))?;
+        let raw =
+            zstd::bulk::decompress(frame, want).map_err(|e| TableError::corrupt(&self.path, format!("block {b}: bad zstd frame: {e}")))?;
         if raw.len() != want {
             return Err(TableError::corrupt(&self.path, format!("block {b} decodes to {} bytes, expected {want}", raw.len())));
         }

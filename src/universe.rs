@@ -89,9 +89,7 @@ impl Universe {
 
     /// Whether a position belongs to the universe.
     pub fn contains(&self, p: &Position) -> bool {
-        self.rows.is_none_or(|r| p.height() <= r)
-            && self.cols.is_none_or(|c| p.width() <= c)
-            && p.tiles() <= self.max_tiles()
+        self.rows.is_none_or(|r| p.height() <= r) && self.cols.is_none_or(|c| p.width() <= c) && p.tiles() <= self.max_tiles()
     }
 
     /// A short human description, e.g. `tiles <= 60` or `8x15 box`.

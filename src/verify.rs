@@ -71,7 +71,9 @@ fn check_files(dir: &Path, m: &Manifest, report: &mut VerifyReport) {
             Ok(bytes) if bytes.len() as u64 != entry.bytes => {
                 report.failures.push(format!("{}: {} bytes, manifest says {}", path.display(), bytes.len(), entry.bytes))
             }
-            Ok(bytes) if sha256_hex(&bytes) != entry.sha256 => report.failures.push(format!("{}: SHA-256 differs from manifest.json", path.display())),
+            Ok(bytes) if sha256_hex(&bytes) != entry.sha256 => {
+                report.failures.push(format!("{}: SHA-256 differs from manifest.json", path.display()))
+            }
             Ok(_) => report.files += 1,
         }
     }
@@ -95,7 +97,11 @@ fn check_files(dir: &Path, m: &Manifest, report: &mut VerifyReport) {
         }
     }
     if m.levels.len() != m.levels_complete as usize || m.levels.iter().enumerate().any(|(i, l)| l.tiles != i as u32 + 1) {
-        report.failures.push(format!("{}: level statistics do not cover levels 1..={}", dir.join("manifest.json").display(), m.levels_complete));
+        report.failures.push(format!(
+            "{}: level statistics do not cover levels 1..={}",
+            dir.join("manifest.json").display(),
+            m.levels_complete
+        ));
     }
     if m.complete {
         let mut derived = vec![("summary.csv", summary_csv(&m.levels)), ("summary.json", summary_json(&m.levels))];
