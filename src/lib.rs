@@ -6,10 +6,12 @@
 //! written as checksummed, compressed [`table`]s that [`probe`] reads back.
 //!
 //! Modules follow the concepts of `chomp.md`: [`position`], [`rank`],
-//! [`universe`], [`sieve`], [`grundy`], [`shard`], [`table`], [`summary`],
+//! [`universe`], [`sieve`], [`grundy`], [`closed_form`], [`ichomp`], [`shard`], [`table`], [`summary`],
 //! [`manifest`], [`job`], [`probe`], [`verify`].
 
+pub mod closed_form;
 pub mod grundy;
+pub mod ichomp;
 pub mod job;
 pub mod manifest;
 pub mod position;

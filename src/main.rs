@@ -71,6 +71,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Value an iChomp position (four quadrants, normal play) and find a winning move.
+    Ichomp {
+        /// The four quadrant positions, e.g. "3 2" "-" "4" "2 2"; "-" is an empty quadrant.
+        #[arg(num_args = 4, value_names = ["Q1", "Q2", "Q3", "Q4"], required = true)]
+        quadrants: Vec<String>,
+        /// The table directory to read (Grundy values needed for every quadrant's level).
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// Print JSON: quadrants, quadrant_values, value, outcome, winning_move.
+        #[arg(long)]
+        json: bool,
+    },
     /// Re-check a table directory: checksums, tables and sampled game invariants.
     Verify {
         /// The table directory to check.
@@ -131,6 +143,7 @@ fn dispatch(cmd: Command) -> Result<ExitCode, String> {
             solve(&file.plan(), out, &run)
         }
         Command::Query { position, tables, json } => query(&position, &tables, json),
+        Command::Ichomp { quadrants, tables, json } => ichomp(&quadrants, &tables, json),
         Command::Verify { tables, samples, seed } => {
             let t0 = Instant::now();
             let report = verify::verify(&tables, samples, seed).map_err(|e| e.to_string())?;
@@ -231,6 +244,40 @@ fn query(position: &str, dir: &Path, json: bool) -> Result<ExitCode, String> {
         }
         let list: Vec<String> = winning.iter().map(|[r, c]| format!("({r},{c})")).collect();
         println!("winning moves: {}", if list.is_empty() { "none".to_string() } else { list.join(" ") });
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ichomp(quadrants: &[String], dir: &Path, json: bool) -> Result<ExitCode, String> {
+    let mut qs: [Option<Position>; 4] = Default::default();
+    for (i, q) in quadrants.iter().enumerate() {
+        if q.trim() != "-" {
+            qs[i] = Some(q.parse().map_err(|e| format!("invalid quadrant {} {q:?}: {e}", i + 1))?);
+        }
+    }
+    let tables = Tables::open(dir).map_err(|e| e.to_string())?;
+    let a = chomp_tables::ichomp::analyze(&tables, &qs).map_err(|e| e.to_string())?;
+    let outcome = if a.loss { "loss" } else { "win" };
+    if json {
+        let quads: Vec<Option<&[u8]>> = qs.iter().map(|q| q.as_ref().map(|p| p.rows())).collect();
+        let v = serde_json::json!({
+            "quadrants": quads,
+            "quadrant_values": a.quadrant_values,
+            "value": a.value,
+            "outcome": outcome,
+            "winning_move": a.winning_move,
+        });
+        println!("{v}");
+    } else {
+        println!("quadrant values (normal play): {:?}", a.quadrant_values);
+        println!("value: {} ({outcome} for the player to move)", a.value);
+        match &a.winning_move {
+            Some(m) => {
+                let after = m.position.as_ref().map(|p| p.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(" "));
+                println!("winning move: quadrant {} cell ({},{}) -> {}", m.quadrant, m.cell[0], m.cell[1], after.unwrap_or("empty".into()));
+            }
+            None => println!("winning move: none"),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
