@@ -83,6 +83,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the winning first moves of every rectangle in the tables, as CSV (rows,cols,winning_moves).
+    Openings {
+        /// The table directory to read.
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// Write the CSV to this file (atomically) instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Re-check a table directory: checksums, tables and sampled game invariants.
     Verify {
         /// The table directory to check.
@@ -144,6 +153,15 @@ fn dispatch(cmd: Command) -> Result<ExitCode, String> {
         }
         Command::Query { position, tables, json } => query(&position, &tables, json),
         Command::Ichomp { quadrants, tables, json } => ichomp(&quadrants, &tables, json),
+        Command::Openings { tables, out } => {
+            let t = Tables::open(&tables).map_err(|e| e.to_string())?;
+            let csv = chomp_tables::probe::openings_csv(&chomp_tables::probe::rectangle_openings(&t).map_err(|e| e.to_string())?);
+            match out {
+                Some(path) => chomp_tables::table::write_atomic(&path, csv.as_bytes()).map_err(|e| e.to_string())?,
+                None => print!("{csv}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Verify { tables, samples, seed } => {
             let t0 = Instant::now();
             let report = verify::verify(&tables, samples, seed).map_err(|e| e.to_string())?;
