@@ -9,6 +9,7 @@
 //! In symmetric universes only canonical positions are evaluated; the value
 //! is stored for the conjugate too.
 
+use crate::cluster::{split_weighted, Comm};
 use crate::position::conjugate_rows;
 use crate::rank::Ranking;
 use rayon::prelude::*;
@@ -26,64 +27,72 @@ pub struct GrundyOverflow {
     pub tiles: u32,
 }
 
-/// Statistics of a computed level.
+/// This rank's work on a level.
 pub struct LevelGrundy {
-    /// `histogram[g]` = positions with value `g`.
-    pub histogram: Vec<u64>,
-    /// Child look-ups performed (children of evaluated positions).
+    /// Positions whose value this rank computed from their children.
+    pub evaluated: u64,
+    /// Child look-ups performed.
     pub lookups: u64,
 }
 
-/// Computes level `n` into `out` (one cell per rank). `lower[m]` holds the
-/// values of level `m` for every `m < n` (index 0 unused).
+/// Computes this rank's share of level `n` into `out` (one cell per rank of
+/// the level, zero-initialised); other cells stay zero, so OR-merging the
+/// ranks' arrays assembles the level. `lower[m]` holds the values of level
+/// `m` for every `m < n` (index 0 unused).
 ///
 /// # Errors
 /// [`GrundyOverflow`] if a value does not fit a byte.
-pub fn grundy_level(ranking: &Ranking, n: u32, lower: &[&[u8]], out: &[AtomicU8]) -> Result<LevelGrundy, GrundyOverflow> {
+pub fn grundy_level(ranking: &Ranking, n: u32, lower: &[&[u8]], out: &[AtomicU8], comm: &dyn Comm) -> Result<LevelGrundy, GrundyOverflow> {
     let sym = ranking.universe().is_symmetric();
     let units = ranking.level_units(n);
-    let results: Vec<Result<(Vec<u64>, u64), GrundyOverflow>> = units
+    let weights = if comm.size() > 1 { ranking.unit_weights(n, &units, sym) } else { vec![1; units.len()] };
+    let mine = split_weighted(&weights, comm.size(), comm.rank());
+    let results: Vec<Result<(u64, u64), GrundyOverflow>> = units[mine]
         .par_iter()
         .map(|prefix| {
-            let mut hist = vec![0u64; 257];
-            let mut lookups = 0u64;
+            let (mut evaluated, mut lookups) = (0u64, 0u64);
             let mut overflow = false;
             let mut scratch = Scratch::default();
             ranking.for_each_with_prefix(n, prefix, sym, |rank, rows| {
                 let (g, looked) = value_of(ranking, rows, rank, lower, &mut scratch);
                 lookups += looked;
+                evaluated += 1;
                 if g > 255 {
                     overflow = true;
                     return;
                 }
                 out[rank as usize].store(g as u8, Ordering::Relaxed);
-                hist[g as usize] += 1;
                 if sym && rows.len() < rows[0] as usize {
                     let conj = conjugate_rows(rows);
                     out[ranking.rank_rows(&conj) as usize].store(g as u8, Ordering::Relaxed);
-                    hist[g as usize] += 1;
                 }
             });
             if overflow {
                 Err(GrundyOverflow { tiles: n })
             } else {
-                Ok((hist, lookups))
+                Ok((evaluated, lookups))
             }
         })
         .collect();
-    let mut histogram = vec![0u64; 257];
-    let mut lookups = 0;
+    let mut total = LevelGrundy { evaluated: 0, lookups: 0 };
     for r in results {
-        let (h, l) = r?;
-        for (a, b) in histogram.iter_mut().zip(h) {
-            *a += b;
-        }
-        lookups += l;
+        let (e, l) = r?;
+        total.evaluated += e;
+        total.lookups += l;
     }
-    while histogram.len() > 1 && histogram[histogram.len() - 1] == 0 {
-        histogram.pop();
+    Ok(total)
+}
+
+/// `histogram[g]` = number of values `g`, without trailing zero counts.
+pub fn histogram(values: &[u8]) -> Vec<u64> {
+    let mut h = vec![0u64; 256];
+    for &g in values {
+        h[g as usize] += 1;
     }
-    Ok(LevelGrundy { histogram, lookups })
+    while h.len() > 1 && h[h.len() - 1] == 0 {
+        h.pop();
+    }
+    h
 }
 
 #[derive(Default)]

@@ -1,6 +1,7 @@
 //! Jobs: what to compute (a [`Plan`]), where, and the level-by-level driver
 //! that computes it, checkpointing after every level.
 
+use crate::cluster::{Comm, Solo};
 use crate::grundy::{self, GrundyOverflow, MAX_GRUNDY_TILES};
 use crate::manifest::{sha256_hex, Manifest, ManifestError, FORMAT_NAME, MANIFEST};
 use crate::rank::Ranking;
@@ -187,45 +188,114 @@ pub enum Event {
     },
     /// A level is finished and checkpointed.
     Level(LevelReport),
+    /// The run ended; the work of every rank (root only).
+    Ranks(Vec<RankWork>),
 }
 
-/// Runs a plan into `opts.out`, resuming a previous run of the same plan.
-/// Returns the final manifest.
+/// What one rank did during a run (for balance and memory reports).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankWork {
+    /// The rank.
+    pub rank: usize,
+    /// Marks pushed by its share of the sieve.
+    pub marks: u64,
+    /// Positions it scanned for marks.
+    pub scanned: u64,
+    /// Positions whose Grundy value it computed.
+    pub evaluated: u64,
+    /// Child look-ups of its Grundy work.
+    pub lookups: u64,
+    /// Its peak resident memory in KiB (0 where unknown).
+    pub peak_kib: u64,
+}
+
+impl RankWork {
+    fn to_bytes(&self) -> Vec<u8> {
+        [self.rank as u64, self.marks, self.scanned, self.evaluated, self.lookups, self.peak_kib]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect()
+    }
+    fn from_bytes(b: &[u8]) -> Self {
+        let v: Vec<u64> = b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        RankWork { rank: v[0] as usize, marks: v[1], scanned: v[2], evaluated: v[3], lookups: v[4], peak_kib: v[5] }
+    }
+}
+
+/// Peak resident set size of this process in KiB, from /proc (0 where unavailable).
+pub fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Runs a plan into `opts.out` in this process, resuming a previous run of
+/// the same plan. Returns the final manifest.
 ///
 /// # Errors
 /// [`JobError`] for invalid plans, foreign directories, I/O failures and
 /// damaged checkpoints. Completed levels stay intact on error.
-pub fn run(plan: &Plan, opts: &Options, mut on_event: impl FnMut(&Event)) -> Result<Manifest, JobError> {
+pub fn run(plan: &Plan, opts: &Options, on_event: impl FnMut(&Event)) -> Result<Manifest, JobError> {
+    run_on(plan, opts, &Solo, on_event)
+}
+
+/// Runs a plan on the ranks of `comm`. Every rank computes its share of each
+/// level and ends with the same data; rank 0 alone writes the table
+/// directory (which must be on a file system every rank can read, for
+/// resuming). Returns the final manifest (on every rank).
+///
+/// # Errors
+/// As [`run`]; also when ranks run different binaries or jobs. With several
+/// ranks an error on one rank leaves the others waiting: the caller aborts
+/// the job ([`Comm::abort`]).
+pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl FnMut(&Event)) -> Result<Manifest, JobError> {
     let ranking = plan.validate()?;
     let dir = &opts.out;
-    let mut manifest = prepare_dir(dir, plan, opts.force)?;
+    let root = comm.is_root();
+    if comm.size() > 1 {
+        check_same_job(plan, dir, comm)?;
+    }
+    let mut manifest = if root { prepare_dir(dir, plan, opts.force)? } else { fresh_manifest(plan) };
+    comm.barrier();
+    if !root {
+        manifest = Manifest::read(dir)?;
+    }
     let top = ranking.max_tiles();
     if manifest.complete {
         return Ok(manifest);
     }
-    for sub in ["losses", "grundy", ".work"] {
-        fs::create_dir_all(dir.join(sub)).map_err(io_err(&dir.join(sub)))?;
+    let work = dir.join(".work").join(format!("rank{}", comm.rank()));
+    if root {
+        for sub in ["losses", "grundy"] {
+            fs::create_dir_all(dir.join(sub)).map_err(io_err(&dir.join(sub)))?;
+        }
     }
-    let work = dir.join(".work");
+    fs::create_dir_all(&work).map_err(io_err(&work))?;
     let mut sources = LossSources::default();
     let mut grundy_maps: Vec<Option<Mmap>> = vec![None];
     if manifest.levels_complete > 0 {
         on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
-        reload(&ranking, plan, dir, &manifest, &mut sources, &mut grundy_maps)?;
+        reload(&ranking, plan, dir, &work, &manifest, &mut sources, &mut grundy_maps)?;
     }
     let universe = plan.universe;
+    let mut mine = RankWork { rank: comm.rank(), ..Default::default() };
     for n in manifest.levels_complete + 1..=top {
         let size = ranking.size(n);
         let t0 = Instant::now();
         let marks_path = work.join("marks.bin");
-        let marks = MappedBits::create(&marks_path, size).map_err(io_err(&marks_path))?;
-        let found = sieve_level(&ranking, n, &mut sources, &marks);
+        let mut marks = MappedBits::create(&marks_path, size).map_err(io_err(&marks_path))?;
+        let found = sieve_level(&ranking, n, &mut sources, &mut marks, comm);
         marks.remove().map_err(io_err(&marks_path))?;
+        mine.marks += found.marks;
+        mine.scanned += found.scanned;
         let losses = found.ranks.len() as u64;
-        let header = Header::new(Kind::Losses, &universe, n, size, losses);
-        let bytes = table::encode_losses(&header, &found.ranks);
-        write_atomic(&level_path(dir, Kind::Losses, n), &bytes)?;
-        manifest.add_file(&level_name(Kind::Losses, n), &bytes);
+        if root {
+            let header = Header::new(Kind::Losses, &universe, n, size, losses);
+            let bytes = table::encode_losses(&header, &found.ranks);
+            write_atomic(&level_path(dir, Kind::Losses, n), &bytes)?;
+            manifest.add_file(&level_name(Kind::Losses, n), &bytes);
+        }
         let sieve_seconds = t0.elapsed().as_secs_f64();
 
         let mut stats = LevelStats { tiles: n, positions: size, losses, grundy_histogram: None };
@@ -233,48 +303,75 @@ pub fn run(plan: &Plan, opts: &Options, mut on_event: impl FnMut(&Event)) -> Res
         if n <= plan.grundy_max_tiles {
             let t1 = Instant::now();
             let raw_path = work.join(format!("g{n:04}.bin"));
-            let cells = MappedBytes::create(&raw_path, size).map_err(io_err(&raw_path))?;
+            let mut cells = MappedBytes::create(&raw_path, size).map_err(io_err(&raw_path))?;
             let lower: Vec<&[u8]> = grundy_maps.iter().map(|m| m.as_deref().unwrap_or(&[])).collect();
-            let level = grundy::grundy_level(&ranking, n, &lower, cells.cells())?;
+            let level = grundy::grundy_level(&ranking, n, &lower, cells.cells(), comm)?;
+            comm.or_bytes(&mut cells.bytes_mut()[..size as usize]);
             let map = cells.into_read_only().map_err(io_err(&raw_path))?;
             let values = &map[..size as usize];
+            let histogram = grundy::histogram(values);
             // Two independent computations must agree on the losses.
-            let zeros = level.histogram[0];
-            if zeros != losses || !found.ranks.iter().all(|&r| values[r as usize] == 0) {
-                return Err(JobError::SelfCheck(format!("level {n}: the sieve finds {losses} losses, the Grundy pass {zeros}")));
+            if histogram[0] != losses || !found.ranks.iter().all(|&r| values[r as usize] == 0) {
+                return Err(JobError::SelfCheck(format!("level {n}: the sieve finds {losses} losses, the Grundy pass {}", histogram[0])));
             }
-            let header = Header::new(Kind::Grundy, &universe, n, size, losses);
-            let bytes = table::encode_grundy(&header, values);
-            write_atomic(&level_path(dir, Kind::Grundy, n), &bytes)?;
-            manifest.add_file(&level_name(Kind::Grundy, n), &bytes);
+            if root {
+                let header = Header::new(Kind::Grundy, &universe, n, size, losses);
+                let bytes = table::encode_grundy(&header, values);
+                write_atomic(&level_path(dir, Kind::Grundy, n), &bytes)?;
+                manifest.add_file(&level_name(Kind::Grundy, n), &bytes);
+            }
             grundy_maps.push(Some(map));
-            stats.grundy_histogram = Some(level.histogram);
+            stats.grundy_histogram = Some(histogram);
             grundy_seconds = t1.elapsed().as_secs_f64();
             lookups = level.lookups;
+            mine.evaluated += level.evaluated;
+            mine.lookups += level.lookups;
         }
         manifest.levels.push(stats.clone());
         manifest.levels_complete = n;
-        manifest.write(dir)?;
+        if root {
+            manifest.write(dir)?;
+        }
         on_event(&Event::Level(LevelReport { stats, max_tiles: top, sieve_seconds, grundy_seconds, marks: found.marks, lookups }));
     }
-    let mut outputs = vec![("summary.csv", summary_csv(&manifest.levels)), ("summary.json", summary_json(&manifest.levels))];
-    if plan.grundy_max_tiles > 0 {
-        outputs.push(("grundy_histogram.csv", grundy_histogram_csv(&manifest.levels)));
+    if root {
+        let mut outputs = vec![("summary.csv", summary_csv(&manifest.levels)), ("summary.json", summary_json(&manifest.levels))];
+        if plan.grundy_max_tiles > 0 {
+            outputs.push(("grundy_histogram.csv", grundy_histogram_csv(&manifest.levels)));
+        }
+        for (name, text) in outputs {
+            write_atomic(&dir.join(name), text.as_bytes())?;
+            manifest.add_file(name, text.as_bytes());
+        }
+        manifest.complete = true;
+        manifest.write(dir)?;
     }
-    for (name, text) in outputs {
-        write_atomic(&dir.join(name), text.as_bytes())?;
-        manifest.add_file(name, text.as_bytes());
-    }
-    manifest.complete = true;
-    manifest.write(dir)?;
     drop(grundy_maps);
     let _ = fs::remove_dir_all(&work);
+    mine.peak_kib = peak_rss_kib();
+    let work_all: Vec<RankWork> = comm.all_gather(&mine.to_bytes()).iter().map(|b| RankWork::from_bytes(b)).collect();
+    if root {
+        let _ = fs::remove_dir_all(dir.join(".work"));
+        on_event(&Event::Ranks(work_all));
+    }
     Ok(manifest)
 }
 
-/// Creates, resumes or (with `force`) resets the table directory.
-fn prepare_dir(dir: &Path, plan: &Plan, force: bool) -> Result<Manifest, JobError> {
-    let fresh = Manifest {
+/// Refuses to run when the ranks disagree on the binary, the plan or the directory.
+fn check_same_job(plan: &Plan, dir: &Path, comm: &dyn Comm) -> Result<(), JobError> {
+    let exe = std::env::current_exe().and_then(fs::read).map(|b| sha256_hex(&b)).unwrap_or_default();
+    let mine = format!("{TOOL_VERSION} {exe} {plan:?} {}", dir.display());
+    let all = comm.all_gather(mine.as_bytes());
+    if let Some(r) = all.iter().position(|f| f != &all[0]) {
+        return Err(JobError::Refused(format!(
+            "rank {r} runs another binary or job than rank 0; every rank must run the same build and job"
+        )));
+    }
+    Ok(())
+}
+
+fn fresh_manifest(plan: &Plan) -> Manifest {
+    Manifest {
         format: FORMAT_NAME.to_string(),
         format_version: table::VERSION,
         tool_version: TOOL_VERSION.to_string(),
@@ -284,7 +381,12 @@ fn prepare_dir(dir: &Path, plan: &Plan, force: bool) -> Result<Manifest, JobErro
         complete: false,
         levels: Vec::new(),
         files: Default::default(),
-    };
+    }
+}
+
+/// Creates, resumes or (with `force`) resets the table directory.
+fn prepare_dir(dir: &Path, plan: &Plan, force: bool) -> Result<Manifest, JobError> {
+    let fresh = fresh_manifest(plan);
     if dir.exists() {
         if !dir.is_dir() {
             return Err(JobError::Refused(format!("{}: exists and is not a directory", dir.display())));
@@ -346,6 +448,7 @@ fn reload(
     ranking: &Ranking,
     plan: &Plan,
     dir: &Path,
+    work: &Path,
     manifest: &Manifest,
     sources: &mut LossSources,
     grundy_maps: &mut Vec<Option<Mmap>>,
@@ -367,7 +470,7 @@ fn reload(
             let path = level_path(dir, Kind::Grundy, n);
             check_listed(manifest, dir, &level_name(Kind::Grundy, n))?;
             let values = table::GrundyTable::read(&path, Some(&header))?.decode_all()?;
-            let raw = dir.join(".work").join(format!("g{n:04}.bin"));
+            let raw = work.join(format!("g{n:04}.bin"));
             fs::write(&raw, &values).map_err(io_err(&raw))?;
             grundy_maps.push(Some(map_read_only(&raw).map_err(io_err(&raw))?));
         }

@@ -10,6 +10,7 @@
 //! [`manifest`], [`job`], [`probe`], [`verify`].
 
 pub mod closed_form;
+pub mod cluster;
 pub mod grundy;
 pub mod ichomp;
 pub mod job;

@@ -1,5 +1,6 @@
 //! `chomp`: command-line glue over the `chomp_tables` library.
 
+use chomp_tables::cluster::{Comm, Solo};
 use chomp_tables::job::{self, Event, JobFile, Options, Plan};
 use chomp_tables::probe::{Outcome, Tables};
 use chomp_tables::{verify, Position, Universe};
@@ -129,27 +130,40 @@ struct RunFlags {
 }
 
 fn main() -> ExitCode {
+    // MPI first: a rank that fails before MPI_Init would hang mpiexec.
+    #[cfg(feature = "mpi")]
+    let comm: Box<dyn Comm> = match chomp_tables::cluster::MpiComm::init() {
+        Some(c) => Box::new(c),
+        None => Box::new(Solo),
+    };
+    #[cfg(not(feature = "mpi"))]
+    let comm: Box<dyn Comm> = Box::new(Solo);
     let cli = Cli::parse();
-    match dispatch(cli.command) {
+    match dispatch(cli.command, &*comm) {
         Ok(code) => code,
         Err(msg) => {
+            if comm.size() > 1 {
+                eprintln!("error: rank {}: {msg}", comm.rank());
+                // The other ranks may wait in a collective: end them all.
+                comm.abort(1);
+            }
             eprintln!("error: {msg}");
             ExitCode::from(1)
         }
     }
 }
 
-fn dispatch(cmd: Command) -> Result<ExitCode, String> {
+fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
     match cmd {
         Command::Solve { max_tiles, rows, cols, grundy_max_tiles, grundy, out, run } => {
             let universe = Universe { rows, cols, tiles: max_tiles };
             let grundy_max_tiles = if grundy { universe.max_tiles() } else { grundy_max_tiles.unwrap_or(0) };
-            solve(&Plan { universe, grundy_max_tiles }, out, &run)
+            solve(&Plan { universe, grundy_max_tiles }, out, &run, comm)
         }
         Command::Run { job, out, run } => {
             let file = JobFile::read(&job).map_err(|e| e.to_string())?;
             let out = out.unwrap_or_else(|| file.out.clone());
-            solve(&file.plan(), out, &run)
+            solve(&file.plan(), out, &run, comm)
         }
         Command::Query { position, tables, json } => query(&position, &tables, json),
         Command::Ichomp { quadrants, tables, json } => ichomp(&quadrants, &tables, json),
@@ -183,10 +197,10 @@ fn dispatch(cmd: Command) -> Result<ExitCode, String> {
     }
 }
 
-fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags) -> Result<ExitCode, String> {
-    let quiet = flags.quiet;
+fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Result<ExitCode, String> {
+    let quiet = flags.quiet || !comm.is_root();
     let t0 = Instant::now();
-    let manifest = job::run(plan, &Options { out: out.clone(), force: flags.force }, |e| {
+    let manifest = job::run_on(plan, &Options { out: out.clone(), force: flags.force }, comm, |e| {
         if !quiet {
             print_event(e);
         }
@@ -231,6 +245,35 @@ fn print_event(e: &Event) {
             }
             eprintln!("{line}");
         }
+        Event::Ranks(work) if work.len() > 1 => {
+            for w in work {
+                eprintln!(
+                    "rank {}: {} marks pushed, {} positions scanned, {} Grundy values computed, {} child look-ups, peak memory {} MiB",
+                    w.rank,
+                    w.marks,
+                    w.scanned,
+                    w.evaluated,
+                    w.lookups,
+                    w.peak_kib / 1024
+                );
+            }
+            let busiest = |f: fn(&job::RankWork) -> u64| {
+                let total: u64 = work.iter().map(f).sum();
+                let max = work.iter().map(f).max().unwrap_or(0);
+                if total == 0 {
+                    1.0
+                } else {
+                    max as f64 * work.len() as f64 / total as f64
+                }
+            };
+            eprintln!(
+                "balance (busiest rank / mean): marks {:.3}, scan {:.3}, Grundy look-ups {:.3}",
+                busiest(|w| w.marks),
+                busiest(|w| w.scanned),
+                busiest(|w| w.lookups)
+            );
+        }
+        Event::Ranks(_) => {}
     }
 }
 
@@ -334,14 +377,6 @@ fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Result<
             lookups as f64 / grundy_s / threads as f64 / 1e6
         );
     }
-    println!("peak memory:   {} MiB (VmHWM)", peak_rss_kib() / 1024);
+    println!("peak memory:   {} MiB (VmHWM)", job::peak_rss_kib() / 1024);
     Ok(ExitCode::SUCCESS)
-}
-
-/// Peak resident set size of this process, from /proc (0 where unavailable).
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
-        .unwrap_or(0)
 }

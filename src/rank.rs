@@ -218,6 +218,39 @@ impl Ranking {
         self.block_dfs(s, prefix.len() as u32, last, max_rows, rank, &mut rows, &mut f);
     }
 
+    /// Number of positions of level `n` whose top rows are `prefix`.
+    pub fn prefix_size(&self, n: u32, prefix: &[u8]) -> u64 {
+        let used: u32 = prefix.iter().map(|&r| r as u32).sum();
+        let Some(&last) = prefix.last() else { return 0 };
+        if used > n {
+            return 0;
+        }
+        let rows_left = self.universe.rows.map_or(u32::MAX, |r| r.saturating_sub(prefix.len() as u32));
+        if rows_left == 0 {
+            return (used == n) as u64;
+        }
+        self.q(n - used, rows_left, last as u32)
+    }
+
+    /// Positions each unit of level `n` visits (only canonical ones with
+    /// `canonical`): the weights that balance a split of the level. Counting
+    /// canonical positions walks them, which costs a few nanoseconds each, far
+    /// below the work per position it balances.
+    pub fn unit_weights(&self, n: u32, units: &[Vec<u8>], canonical: bool) -> Vec<u64> {
+        use rayon::prelude::*;
+        if !canonical {
+            return units.iter().map(|u| self.prefix_size(n, u)).collect();
+        }
+        units
+            .par_iter()
+            .map(|u| {
+                let mut count = 0;
+                self.for_each_with_prefix(n, u, true, |_, _| count += 1);
+                count
+            })
+            .collect()
+    }
+
     /// The work units of a level: prefixes of one or two rows whose ranges
     /// tile the level in rank order (finer than top-row blocks, for balance).
     pub fn level_units(&self, n: u32) -> Vec<Vec<u8>> {

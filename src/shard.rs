@@ -38,6 +38,12 @@ impl MappedBits {
         unsafe { std::slice::from_raw_parts(self.map.as_ptr() as *const AtomicU64, self.map.len() / 8) }
     }
 
+    /// The words, for exclusive access (merging ranks' marks).
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        // SAFETY: page aligned, length a multiple of 8; exclusive borrow.
+        unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr() as *mut u64, self.map.len() / 8) }
+    }
+
     /// Number of bits.
     pub fn len(&self) -> u64 {
         self.len
@@ -97,6 +103,11 @@ impl MappedBytes {
     pub fn cells(&self) -> &[AtomicU8] {
         // SAFETY: AtomicU8 has the layout of u8; shared references only.
         unsafe { std::slice::from_raw_parts(self.map.as_ptr() as *const AtomicU8, self.map.len()) }
+    }
+
+    /// The bytes, for exclusive access (merging ranks' values).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.map[..]
     }
 
     /// Flushes to disk and reopens read-only.

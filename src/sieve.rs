@@ -13,10 +13,16 @@
 //! (no more rows than columns) are marked and scanned; the losses of the
 //! other half are the conjugates of canonical losses. This halves the work.
 
+use crate::cluster::{split_weighted, Comm};
 use crate::position::conjugate_rows;
 use crate::rank::Ranking;
 use crate::shard::MappedBits;
 use rayon::prelude::*;
+use roaring::RoaringBitmap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Sources are dealt to ranks in chunks of this many (round robin).
+const SOURCE_CHUNK: usize = 64;
 
 /// The losses found so far, as explicit rows: the sources of the sieve.
 #[derive(Default, Clone)]
@@ -65,43 +71,88 @@ impl LossSources {
 pub struct LevelLosses {
     /// Ranks of the losses of the level, increasing.
     pub ranks: Vec<u64>,
-    /// Marks pushed into the level (parent, losing child pairs visited).
+    /// Marks pushed into the level by this rank (canonical parent, losing child pairs).
     pub marks: u64,
+    /// Positions this rank scanned for marks.
+    pub scanned: u64,
 }
 
 /// Decides level `n`: marks every parent of every source, then collects the
-/// unmarked positions. `marks` must be a fresh, zeroed set of `ranking.size(n)` bits.
-/// The level's losses are appended to `sources`.
-pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: &MappedBits) -> LevelLosses {
+/// unmarked positions. `marks` must be a fresh, zeroed set of `ranking.size(n)`
+/// bits. With several ranks, each marks the parents of its share of the
+/// sources and scans its share of the level; marks and losses are merged, so
+/// every rank ends with the same result. The level's losses are appended to
+/// `sources`.
+pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: &mut MappedBits, comm: &dyn Comm) -> LevelLosses {
     let universe = ranking.universe();
     let sym = universe.is_symmetric();
-    let ctx = Ctx { ranking, sym, max_rows: universe.rows.unwrap_or(u32::MAX), max_cols: universe.cols.unwrap_or(u32::MAX), marks };
-    let src = &*sources;
-    let marks_pushed: u64 = src
-        .refs
+    let (me, ranks) = (comm.rank(), comm.size());
+    let marks_pushed: u64 = {
+        let ctx = Ctx { ranking, sym, max_rows: universe.rows.unwrap_or(u32::MAX), max_cols: universe.cols.unwrap_or(u32::MAX), marks };
+        let src = &*sources;
+        src.refs
+            .par_chunks(SOURCE_CHUNK)
+            .enumerate()
+            .filter(|(i, _)| i % ranks == me)
+            .map(|(_, chunk)| {
+                chunk
+                    .iter()
+                    .map(|r| if (r.tiles as u32) < n { ctx.push_parents(src.rows_of(r), r.tiles as u32, r.rank, n) } else { 0 })
+                    .sum::<u64>()
+            })
+            .sum()
+    };
+    comm.or_words(marks.words_mut());
+    let marks = &*marks;
+
+    // Scan this rank's contiguous share of the level for unmarked positions.
+    let units = ranking.level_units(n);
+    let weights = if comm.size() > 1 { ranking.unit_weights(n, &units, sym) } else { vec![1; units.len()] };
+    let mine = split_weighted(&weights, ranks, me);
+    let scanned = AtomicU64::new(0);
+    let found: Vec<Vec<(u64, Vec<u8>)>> = units[mine]
         .par_iter()
-        .with_min_len(256)
-        .map(|r| if (r.tiles as u32) < n { ctx.push_parents(src.rows_of(r), r.tiles as u32, r.rank, n) } else { 0 })
-        .sum();
-    let firsts: Vec<u32> = (1..=n.min(ctx.max_cols)).collect();
-    let found: Vec<Vec<(u64, Vec<u8>)>> = firsts
-        .par_iter()
-        .map(|&c| {
+        .map(|prefix| {
             let mut out = Vec::new();
-            ranking.for_each_in_block(n, c, sym, |rank, rows| {
+            let mut visited = 0;
+            ranking.for_each_with_prefix(n, prefix, sym, |rank, rows| {
+                visited += 1;
                 if !marks.get(rank) {
                     out.push((rank, rows.to_vec()));
                 }
             });
+            scanned.fetch_add(visited, Ordering::Relaxed);
             out
         })
         .collect();
-    let mut losses: Vec<(u64, Vec<u8>)> = Vec::new();
-    for (rank, rows) in found.into_iter().flatten() {
+    // Units are in rank order, so the local losses are sorted by rank.
+    let local: Vec<(u64, Vec<u8>)> = found.into_iter().flatten().collect();
+    let canonical: Vec<(u64, Vec<u8>)> = if ranks == 1 {
+        local
+    } else {
+        // Exchange the canonical losses as serialized roaring bitmaps; rows
+        // of the other ranks' losses are recovered by unranking.
+        let bitmap: RoaringBitmap = local.iter().map(|l| u32::try_from(l.0).expect("level below 2^32 positions")).collect();
+        let mut bytes = Vec::new();
+        bitmap.serialize_into(&mut bytes).expect("writing to memory");
+        let mut all = RoaringBitmap::new();
+        for part in comm.all_gather(&bytes) {
+            all |= RoaringBitmap::deserialize_from(&part[..]).expect("a bitmap serialized by a peer rank");
+        }
+        let mut local = local.into_iter().peekable();
+        all.iter()
+            .map(|r| match local.next_if(|l| l.0 == r as u64) {
+                Some(l) => l,
+                None => (r as u64, ranking.unrank(n, r as u64).expect("rank within the level").rows().to_vec()),
+            })
+            .collect()
+    };
+    let mut losses: Vec<(u64, Vec<u8>)> = Vec::with_capacity(canonical.len() * 2);
+    for (rank, rows) in canonical {
         // A canonical loss with fewer rows than columns has a conjugate with
         // more rows than columns, which the scan skipped; square-framed ones
         // (as many rows as columns) have square-framed conjugates, scanned too.
-        if sym && (rows.len() as u32) < rows[0] as u32 {
+        if sym && rows.len() < rows[0] as usize {
             let conj = conjugate_rows(&rows);
             losses.push((ranking.rank_rows(&conj), conj));
         }
@@ -111,7 +162,7 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
     for (rank, rows) in &losses {
         sources.push(rows, *rank);
     }
-    LevelLosses { ranks: losses.iter().map(|l| l.0).collect(), marks: marks_pushed }
+    LevelLosses { ranks: losses.iter().map(|l| l.0).collect(), marks: marks_pushed, scanned: scanned.into_inner() }
 }
 
 struct Ctx<'a> {
