@@ -1,0 +1,440 @@
+//! The `chomp` binary driven as a user would: solve, run, query, verify, and
+//! how it refuses bad input (exit code, a single `error:` line, no partial
+//! or stray files).
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::SystemTime;
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_chomp");
+
+fn chomp_in(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(BIN).args(args).current_dir(cwd).output().expect("start chomp")
+}
+
+fn chomp(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("start chomp")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_ok(out: &Output, what: &str) {
+    assert!(out.status.success(), "{what}: exit {:?}\nstdout:\n{}\nstderr:\n{}", out.status, text(&out.stdout), text(&out.stderr));
+}
+
+/// A failure: non-zero exit and exactly one stderr line, starting with `error:`. Returns the line.
+fn assert_one_line_error(out: &Output, what: &str) -> String {
+    assert!(!out.status.success(), "{what}: should fail; stdout:\n{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{what}: one stderr line expected, got:\n{stderr}");
+    assert!(lines[0].starts_with("error:"), "{what}: {:?}", lines[0]);
+    lines[0].to_string()
+}
+
+/// Every file under `dir` with its contents and modification time.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
+    let mut out = BTreeMap::new();
+    if dir.is_dir() {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.extend(snapshot(&path));
+            } else {
+                let meta = fs::metadata(&path).unwrap();
+                out.insert(path.clone(), (fs::read(&path).unwrap(), meta.modified().unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// Files (relative paths) under `dir`.
+fn files(dir: &Path) -> BTreeSet<String> {
+    snapshot(dir).keys().map(|p| p.strip_prefix(dir).unwrap().to_string_lossy().into_owned()).collect()
+}
+
+fn assert_no_tmp_files(dir: &Path) {
+    let stray: Vec<String> = files(dir).into_iter().filter(|f| f.ends_with(".tmp")).collect();
+    assert!(stray.is_empty(), "temporary files left in {}: {stray:?}", dir.display());
+}
+
+/// Every file of a table directory is listed in its manifest, and the other way round.
+fn assert_files_match_manifest(dir: &Path) {
+    let manifest = read_json(&dir.join("manifest.json"));
+    let listed: BTreeSet<String> = manifest["files"].as_object().unwrap().keys().cloned().collect();
+    let mut present = files(dir);
+    assert!(present.remove("manifest.json"));
+    assert_eq!(present, listed, "{}: files on disk vs manifest.json", dir.display());
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+/// A temporary directory holding `t20`: `solve --max-tiles 20 --grundy-max-tiles 12`.
+fn solved_t20() -> (TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("t20");
+    let o = chomp(&["solve", "--max-tiles", "20", "--grundy-max-tiles", "12", "--out", out.to_str().unwrap()]);
+    assert_ok(&o, "solve");
+    (tmp, out)
+}
+
+fn query_json(dir: &Path, position: &str) -> Value {
+    let o = chomp(&["query", position, "--tables", dir.to_str().unwrap(), "--json"]);
+    assert_ok(&o, position);
+    serde_json::from_str(&text(&o.stdout)).unwrap_or_else(|e| panic!("query {position}: {e}: {}", text(&o.stdout)))
+}
+
+#[test]
+fn solve_writes_the_documented_files() {
+    let (_tmp, dir) = solved_t20();
+    let summary = fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let mut lines = summary.lines();
+    assert!(lines.next().unwrap().starts_with("tiles,positions,losses,loss_percent,conjecture_ratio"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 20);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row[0], (i + 1).to_string());
+    }
+    // chomp.md: p(20) = 627 positions and 42 losses at 20 tiles.
+    assert_eq!(&rows[19][..3], &["20", "627", "42"]);
+
+    let json = read_json(&dir.join("summary.json"));
+    assert_eq!(json.as_array().unwrap().len(), 20);
+    assert_eq!(json[19]["losses"], 42);
+
+    let manifest = read_json(&dir.join("manifest.json"));
+    assert_eq!(manifest["levels_complete"], 20);
+    assert_eq!(manifest["complete"], true);
+    assert_eq!(manifest["grundy_max_tiles"], 12);
+    for n in 1..=20 {
+        assert!(dir.join(format!("losses/L{n:04}.cht")).is_file(), "L{n:04}.cht");
+    }
+    assert!(!dir.join("losses/L0021.cht").exists());
+    assert_files_match_manifest(&dir);
+    assert_no_tmp_files(&dir);
+}
+
+#[test]
+fn query_answers() {
+    let (_tmp, dir) = solved_t20();
+    let v = query_json(&dir, "3 2 1");
+    assert_eq!(v["outcome"], "win");
+    assert_eq!(v["tiles"], 6);
+    assert_eq!(v["position"], serde_json::json!([3, 2, 1]));
+    assert_eq!(v["winning_moves"], serde_json::json!([[0, 2], [1, 1], [2, 0]]));
+    let g = v["grundy"].as_u64().expect("Grundy value at 6 tiles");
+    assert_ne!(g, 0);
+    assert_eq!(v["grundy_normal"].as_u64(), Some(g + 1), "normal-play value is g + 1");
+    let moves = v["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 5, "n - 1 moves");
+    let losing: BTreeSet<String> = moves.iter().filter(|m| m["outcome"] == "loss").map(|m| m["move"].to_string()).collect();
+    let winning: BTreeSet<String> = v["winning_moves"].as_array().unwrap().iter().map(|m| m.to_string()).collect();
+    assert_eq!(losing, winning);
+    // Best first: moves to a loss, then larger remaining positions, then row-major cells.
+    let key = |m: &Value| {
+        let size: u64 = m["position"].as_array().unwrap().iter().map(|r| r.as_u64().unwrap()).sum();
+        let cell: Vec<u64> = m["move"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        (m["outcome"] != "loss", std::cmp::Reverse(size), cell)
+    };
+    assert!(moves.windows(2).all(|w| key(&w[0]) < key(&w[1])), "move order: {moves:?}");
+
+    for loss in ["3 2", "3,1,1", "2 2 1"] {
+        let v = query_json(&dir, loss);
+        assert_eq!(v["outcome"], "loss", "{loss}");
+        assert_eq!(v["winning_moves"], serde_json::json!([]), "{loss}");
+        assert_eq!(v["grundy"], 0, "{loss}");
+        assert_eq!(v["tiles"], 5);
+    }
+
+    // Above the Grundy levels: an outcome but no value.
+    let v = query_json(&dir, "5 4 3 2 1");
+    assert_eq!(v["tiles"], 15);
+    assert!(v["grundy"].is_null() && v["grundy_normal"].is_null(), "{v}");
+    assert!(v["outcome"] == "win" || v["outcome"] == "loss");
+
+    // The text form.
+    let o = chomp(&["query", "3 2 1", "--tables", dir.to_str().unwrap()]);
+    assert_ok(&o, "text query");
+    let out = text(&o.stdout);
+    assert!(out.contains("win") && out.contains("(1,1)"), "{out}");
+}
+
+#[test]
+fn verify_accepts_a_fresh_directory() {
+    let (_tmp, dir) = solved_t20();
+    let before = snapshot(&dir);
+    let o = chomp(&["verify", "--tables", dir.to_str().unwrap()]);
+    assert_ok(&o, "verify");
+    assert_eq!(snapshot(&dir), before, "verify must not write");
+}
+
+#[test]
+fn bad_positions_are_refused() {
+    let (_tmp, dir) = solved_t20();
+    let before = snapshot(&dir);
+    let twenty_one_rows = vec!["1"; 21].join(" ");
+    for position in ["3 5", "0", "a b", "", "2 0", "1.5", "256", "21", "11 10", twenty_one_rows.as_str()] {
+        let o = chomp(&["query", position, "--tables", dir.to_str().unwrap(), "--json"]);
+        assert_one_line_error(&o, &format!("query {position:?}"));
+        assert!(o.stdout.is_empty(), "query {position:?}: nothing on stdout");
+    }
+    assert_eq!(snapshot(&dir), before);
+}
+
+#[test]
+fn missing_tables_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("nowhere");
+    assert_one_line_error(&chomp(&["query", "3 2 1", "--tables", missing.to_str().unwrap()]), "query");
+    assert_one_line_error(&chomp(&["verify", "--tables", missing.to_str().unwrap()]), "verify");
+    assert!(!missing.exists());
+    // An existing directory that is not a table directory.
+    let o = chomp(&["query", "3 2 1", "--tables", tmp.path().to_str().unwrap()]);
+    assert_one_line_error(&o, "query in an empty directory");
+    assert!(files(tmp.path()).is_empty());
+}
+
+#[test]
+fn foreign_output_directory_is_left_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mine");
+    fs::create_dir_all(dir.join("sub")).unwrap();
+    fs::write(dir.join("notes.txt"), "precious").unwrap();
+    fs::write(dir.join("sub/data.bin"), [1u8, 2, 3]).unwrap();
+    let before = snapshot(&dir);
+    let o = chomp(&["solve", "--max-tiles", "12", "--out", dir.to_str().unwrap()]);
+    assert_one_line_error(&o, "solve into a foreign directory");
+    assert_eq!(snapshot(&dir), before);
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 2, "nothing added");
+}
+
+#[test]
+fn another_jobs_directory_needs_force() {
+    let (_tmp, dir) = solved_t20();
+    let d = dir.to_str().unwrap();
+    let before = snapshot(&dir);
+    let o = chomp(&["solve", "--max-tiles", "15", "--out", d]);
+    let line = assert_one_line_error(&o, "solve over another job");
+    assert!(line.contains("--force"), "{line}");
+    assert_eq!(snapshot(&dir), before, "refused run must not touch the directory");
+    let o = chomp(&["solve", "--max-tiles", "20", "--grundy-max-tiles", "10", "--out", d]);
+    assert_one_line_error(&o, "solve with other Grundy levels");
+    assert_eq!(snapshot(&dir), before);
+
+    let o = chomp(&["solve", "--max-tiles", "15", "--out", d, "--force"]);
+    assert_ok(&o, "solve --force");
+    let manifest = read_json(&dir.join("manifest.json"));
+    assert_eq!(manifest["levels_complete"], 15);
+    assert_eq!(manifest["universe"]["tiles"], 15);
+    assert_eq!(manifest["grundy_max_tiles"], 0);
+    assert!(!dir.join("losses/L0016.cht").exists(), "tables of the old job removed");
+    assert!(!dir.join("grundy/G0001.cht").exists(), "Grundy tables of the old job removed");
+    assert!(!dir.join("grundy_histogram.csv").exists());
+    assert_files_match_manifest(&dir);
+    assert_no_tmp_files(&dir);
+    assert_ok(&chomp(&["verify", "--tables", d]), "verify after --force");
+    let v = query_json(&dir, "3 2 1");
+    assert!(v["grundy"].is_null());
+    assert_one_line_error(&chomp(&["query", "4 4 4 4", "--tables", d]), "16 tiles after the rerun");
+}
+
+#[test]
+fn invalid_jobs_are_refused_before_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let job = tmp.path().join("job.toml");
+    let o_str = out.to_str().unwrap().replace('\\', "/");
+
+    fs::write(&job, format!("out = \"{o_str}\"\nmax_tile = 20\n")).unwrap();
+    let line = assert_one_line_error(&chomp(&["run", job.to_str().unwrap()]), "unknown field");
+    assert!(line.contains("max_tile"), "the error names the field: {line}");
+
+    fs::write(&job, format!("out = \"{o_str}\"\nmax_tiles = 20\ngrundy_max_tiles = 25\n")).unwrap();
+    let line = assert_one_line_error(&chomp(&["run", job.to_str().unwrap()]), "grundy beyond max_tiles");
+    assert!(line.contains("grundy_max_tiles"), "{line}");
+
+    fs::write(&job, format!("out = \"{o_str}\"\nmax_tiles = \"twenty\"\n")).unwrap();
+    assert_one_line_error(&chomp(&["run", job.to_str().unwrap()]), "wrong type");
+
+    fs::write(&job, format!("out = \"{o_str}\"\nrows = 3\n")).unwrap();
+    assert_one_line_error(&chomp(&["run", job.to_str().unwrap()]), "infinite universe");
+
+    let o = chomp(&["solve", "--max-tiles", "20", "--grundy-max-tiles", "25", "--out", out.to_str().unwrap()]);
+    let line = assert_one_line_error(&o, "solve with grundy beyond max-tiles");
+    assert!(line.contains("grundy_max_tiles") || line.contains("grundy-max-tiles"), "{line}");
+
+    assert_one_line_error(&chomp(&["run", tmp.path().join("absent.toml").to_str().unwrap()]), "missing job file");
+    assert!(!out.exists(), "no output directory for a refused job");
+    assert_eq!(files(tmp.path()), BTreeSet::from(["job.toml".to_string()]));
+}
+
+#[test]
+fn rerunning_a_complete_job_is_a_no_op() {
+    let (_tmp, dir) = solved_t20();
+    let before = snapshot(&dir);
+    let o = chomp(&["solve", "--max-tiles", "20", "--grundy-max-tiles", "12", "--out", dir.to_str().unwrap(), "--quiet"]);
+    assert_ok(&o, "second solve");
+    assert_eq!(snapshot(&dir), before, "files and modification times unchanged");
+}
+
+#[test]
+fn corrupted_table_is_detected() {
+    let (_tmp, dir) = solved_t20();
+    let d = dir.to_str().unwrap();
+    let file = dir.join("losses/L0010.cht");
+    let good = fs::read(&file).unwrap();
+    let mut damaged: Vec<(String, Vec<u8>)> = Vec::new();
+    for offset in [0, 13, 33, 57, 62, 64, good.len() / 2 + 32, good.len() - 1] {
+        let mut bytes = good.clone();
+        bytes[offset] ^= 0x01;
+        damaged.push((format!("byte {offset} flipped"), bytes));
+    }
+    damaged.push(("truncated".into(), good[..good.len() - 3].to_vec()));
+    for (what, bytes) in damaged {
+        fs::write(&file, &bytes).unwrap();
+        let o = chomp(&["verify", "--tables", d]);
+        assert!(!o.status.success(), "verify, {what}");
+        let all = format!("{}{}", text(&o.stdout), text(&o.stderr));
+        assert!(all.contains("L0010.cht"), "verify, {what}: names the file:\n{all}");
+
+        let o = chomp(&["query", "4 3 2 1", "--tables", d]);
+        let line = assert_one_line_error(&o, &format!("query at 10 tiles, {what}"));
+        assert!(line.contains("L0010"), "{what}: {line}");
+        let o = chomp(&["query", "4 3 2 1 1", "--tables", d, "--json"]);
+        assert_one_line_error(&o, &format!("query at 11 tiles reads level 10 for its moves, {what}"));
+    }
+    fs::write(&file, &good).unwrap();
+    assert_ok(&chomp(&["verify", "--tables", d]), "verify after repair");
+    assert_no_tmp_files(&dir);
+}
+
+#[test]
+fn damaged_directories() {
+    let (_tmp, dir) = solved_t20();
+    let d = dir.to_str().unwrap();
+    // A table listed in the manifest is missing.
+    let l5 = dir.join("losses/L0005.cht");
+    let saved = fs::read(&l5).unwrap();
+    fs::remove_file(&l5).unwrap();
+    let o = chomp(&["verify", "--tables", d]);
+    assert!(!o.status.success());
+    assert!(format!("{}{}", text(&o.stdout), text(&o.stderr)).contains("L0005.cht"));
+    assert_one_line_error(&chomp(&["query", "3 2", "--tables", d]), "query at a missing level");
+    fs::write(&l5, saved).unwrap();
+    assert_ok(&chomp(&["verify", "--tables", d]), "verify after restoring");
+
+    // A damaged manifest.
+    let manifest = dir.join("manifest.json");
+    let saved = fs::read(&manifest).unwrap();
+    fs::write(&manifest, &saved[..saved.len() / 2]).unwrap();
+    assert_one_line_error(&chomp(&["verify", "--tables", d]), "verify with a damaged manifest");
+    assert_one_line_error(&chomp(&["query", "3 2", "--tables", d]), "query with a damaged manifest");
+    let before = snapshot(&dir);
+    assert_one_line_error(&chomp(&["solve", "--max-tiles", "20", "--grundy-max-tiles", "12", "--out", d]), "solve over a damaged manifest");
+    assert_eq!(snapshot(&dir), before);
+    fs::write(&manifest, saved).unwrap();
+    assert_ok(&chomp(&["verify", "--tables", d]), "verify after restoring the manifest");
+
+    // An output path that is a file.
+    let file = dir.join("summary.csv");
+    let before = fs::read(&file).unwrap();
+    assert_one_line_error(&chomp(&["solve", "--max-tiles", "5", "--out", file.to_str().unwrap()]), "solve into a file");
+    assert_eq!(fs::read(&file).unwrap(), before);
+}
+
+#[test]
+fn solve_a_box_with_all_grundy_levels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("box");
+    let o = chomp(&["solve", "--rows", "2", "--cols", "5", "--grundy", "--out", dir.to_str().unwrap(), "--quiet"]);
+    assert_ok(&o, "solve a box");
+    let manifest = read_json(&dir.join("manifest.json"));
+    assert_eq!(manifest["universe"], serde_json::json!({"rows": 2, "cols": 5, "tiles": null}));
+    assert_eq!(manifest["grundy_max_tiles"], 10);
+    assert_eq!(manifest["levels_complete"], 10);
+    // chomp.md: a 2 x n rectangle is won by (1, n-1); (a, a-1) is a loss.
+    let v = query_json(&dir, "5 5");
+    assert_eq!(v["winning_moves"], serde_json::json!([[1, 4]]));
+    assert!(v["grundy"].as_u64().unwrap() > 0);
+    let v = query_json(&dir, "5 4");
+    assert_eq!((v["outcome"].as_str(), v["grundy"].as_u64()), (Some("loss"), Some(0)));
+    assert_one_line_error(&chomp(&["query", "3 2 1", "--tables", dir.to_str().unwrap()]), "three rows in a 2-row box");
+    assert_ok(&chomp(&["verify", "--tables", dir.to_str().unwrap()]), "verify the box");
+}
+
+#[test]
+fn unusable_bounds_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = out.to_str().unwrap();
+    for args in [
+        vec!["solve", "--out", o],
+        vec!["solve", "--rows", "3", "--out", o],
+        vec!["solve", "--max-tiles", "0", "--out", o],
+        vec!["solve", "--rows", "0", "--cols", "4", "--out", o],
+        vec!["solve", "--rows", "300", "--cols", "2", "--out", o],
+    ] {
+        assert_one_line_error(&chomp(&args), &args.join(" "));
+        assert!(!out.exists(), "{}: no output directory", args.join(" "));
+    }
+}
+
+#[test]
+#[ignore = "engine bug: probe::Tables trusts manifest.levels and panics when it is shorter than levels_complete"]
+fn inconsistent_manifest_is_an_error_not_a_panic() {
+    let (_tmp, dir) = solved_t20();
+    let path = dir.join("manifest.json");
+    let mut manifest = read_json(&path);
+    manifest["levels"].as_array_mut().unwrap().truncate(5);
+    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let d = dir.to_str().unwrap();
+    assert_one_line_error(&chomp(&["query", "4 3 2 1", "--tables", d]), "query with a manifest missing level statistics");
+    assert_one_line_error(&chomp(&["solve", "--max-tiles", "20", "--grundy-max-tiles", "12", "--out", d]), "solve (resume) over it");
+    assert!(!chomp(&["verify", "--tables", d]).status.success());
+}
+
+#[test]
+fn run_a_job_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = tmp.path().join("box.toml");
+    fs::write(&job, "name = \"box 3x4\"\nout = \"tables/box\"\nmax_tiles = 10\ngrundy_max_tiles = 8\nrows = 3\ncols = 4\n").unwrap();
+
+    // Relative `out` is relative to the working directory.
+    let o = chomp_in(tmp.path(), &["run", "box.toml", "--quiet"]);
+    assert_ok(&o, "run");
+    let dir = tmp.path().join("tables/box");
+    let manifest = read_json(&dir.join("manifest.json"));
+    assert_eq!(manifest["universe"], serde_json::json!({"rows": 3, "cols": 4, "tiles": 10}));
+    assert_eq!(manifest["grundy_max_tiles"], 8);
+    assert_eq!(manifest["levels_complete"], 10);
+    assert_eq!(manifest["complete"], true);
+    assert_files_match_manifest(&dir);
+
+    let v = query_json(&dir, "3 2 1");
+    assert_eq!(v["outcome"], "win");
+    assert_eq!(v["winning_moves"], serde_json::json!([[0, 2], [1, 1], [2, 0]]));
+    assert!(v["grundy"].is_u64());
+    assert_one_line_error(&chomp(&["query", "5", "--tables", dir.to_str().unwrap()]), "5 columns in a 3x4 box");
+    assert_one_line_error(&chomp(&["query", "1 1 1 1", "--tables", dir.to_str().unwrap()]), "4 rows in a 3x4 box");
+    assert_one_line_error(&chomp(&["query", "4 4 3", "--tables", dir.to_str().unwrap()]), "11 tiles");
+    assert_ok(&chomp(&["verify", "--tables", dir.to_str().unwrap()]), "verify the job's tables");
+
+    // --out overrides the job's directory.
+    let other = tmp.path().join("other");
+    let o = chomp(&["run", job.to_str().unwrap(), "--out", other.to_str().unwrap()]);
+    assert_ok(&o, "run --out");
+    let m2 = read_json(&other.join("manifest.json"));
+    assert_eq!(m2["universe"], manifest["universe"]);
+    assert_eq!(m2["levels"], manifest["levels"]);
+    assert_eq!(fs::read(other.join("summary.csv")).unwrap(), fs::read(dir.join("summary.csv")).unwrap());
+    assert_no_tmp_files(tmp.path());
+}
