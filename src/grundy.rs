@@ -137,8 +137,8 @@ fn value_of(rk: &Ranking, p: &[u8], rank: u64, lower: &[&[u8]], s: &mut Scratch)
                     r += rk.contribution(s.suf[j] + (j - i) as u32 * b, i as u32, b);
                 }
             }
-            for i in 0..a {
-                r += rk.contribution(s.suf[i] - removed, i as u32, p[i] as u32);
+            for (i, (&suf, &len)) in s.suf[..a].iter().zip(&p[..a]).enumerate() {
+                r += rk.contribution(suf - removed, i as u32, len as u32);
             }
             let g = lower[(n - removed) as usize][r as usize];
             seen[(g >> 6) as usize] |= 1 << (g & 63);

@@ -138,12 +138,24 @@ fn main() -> ExitCode {
     };
     #[cfg(not(feature = "mpi"))]
     let comm: Box<dyn Comm> = Box::new(Solo);
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => e.exit(),
+        Err(e) => {
+            // One line, like every other error; `--help` has the details.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+            eprintln!("error: {first} (see chomp --help)");
+            return ExitCode::from(2);
+        }
+    };
     match dispatch(cli.command, &*comm) {
         Ok(code) => code,
         Err(msg) => {
             if comm.size() > 1 {
                 eprintln!("error: rank {}: {msg}", comm.rank());
+                // Let mpiexec forward the message before the abort tears the job down.
+                std::thread::sleep(std::time::Duration::from_millis(300));
                 // The other ranks may wait in a collective: end them all.
                 comm.abort(1);
             }

@@ -90,6 +90,12 @@ impl Manifest {
                 what: format!("format is {:?}, not {FORMAT_NAME:?}", m.format),
             });
         }
+        if m.levels.len() != m.levels_complete as usize || m.levels.iter().enumerate().any(|(i, l)| l.tiles != i as u32 + 1) {
+            return Err(ManifestError::Invalid {
+                path: path.display().to_string(),
+                what: format!("level statistics do not cover levels 1..={}", m.levels_complete),
+            });
+        }
         if m.format_version != crate::table::VERSION {
             return Err(ManifestError::Invalid {
                 path: path.display().to_string(),

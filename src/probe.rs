@@ -72,6 +72,9 @@ pub struct MoveInfo {
     pub grundy: Option<u8>,
 }
 
+/// Decoded Grundy blocks by (level, block index).
+type BlockCache = HashMap<(u32, usize), Arc<Vec<u8>>>;
+
 /// An open table directory.
 pub struct Tables {
     dir: PathBuf,
@@ -79,7 +82,7 @@ pub struct Tables {
     ranking: Ranking,
     losses: Mutex<HashMap<u32, Arc<RoaringBitmap>>>,
     grundy: Mutex<HashMap<u32, Arc<GrundyTable>>>,
-    blocks: Mutex<HashMap<(u32, usize), Arc<Vec<u8>>>>,
+    blocks: Mutex<BlockCache>,
 }
 
 impl Tables {

@@ -389,7 +389,6 @@ fn unusable_bounds_are_refused() {
 }
 
 #[test]
-#[ignore = "engine bug: probe::Tables trusts manifest.levels and panics when it is shorter than levels_complete"]
 fn inconsistent_manifest_is_an_error_not_a_panic() {
     let (_tmp, dir) = solved_t20();
     let path = dir.join("manifest.json");

@@ -30,7 +30,7 @@ fn closed_forms_match_every_position_in_range() {
         }
         for b in 1..=N + 1 - n {
             let mut rows = vec![n];
-            rows.extend(std::iter::repeat(1).take(b as usize - 1));
+            rows.extend(std::iter::repeat_n(1, b as usize - 1));
             assert_eq!(t.grundy(&pos(&rows)).unwrap(), Some(hook(n, b) as u8), "hook {n} {b}");
             checked += 1;
         }

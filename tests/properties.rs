@@ -36,9 +36,9 @@ fn universe() -> impl Strategy<Value = Universe> {
 }
 
 fn in_universe(u: &Universe, p: &Position) -> bool {
-    u.rows.map_or(true, |r| p.rows().len() as u32 <= r)
-        && u.cols.map_or(true, |c| p.rows()[0] as u32 <= c)
-        && u.tiles.map_or(true, |n| p.tiles() <= n)
+    u.rows.is_none_or(|r| p.rows().len() as u32 <= r)
+        && u.cols.is_none_or(|c| p.rows()[0] as u32 <= c)
+        && u.tiles.is_none_or(|n| p.tiles() <= n)
 }
 
 /// Row lengths (non-increasing, positive) from arbitrary parts.
