@@ -143,6 +143,9 @@ pub enum JobError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The next level would not fit in memory.
+    #[error("{0}")]
+    Memory(String),
     /// An internal self-check failed (a bug: please report).
     #[error("self-check failed: {0}")]
     SelfCheck(String),
@@ -159,6 +162,16 @@ pub struct Options {
     pub out: PathBuf,
     /// Overwrite a table directory of another plan.
     pub force: bool,
+    /// Refuse to start a level whose estimated memory exceeds this many bytes
+    /// (default: what the system reports available).
+    pub max_memory: Option<u64>,
+}
+
+impl Options {
+    /// Options for a run into `out`: no overwrite, memory limited by what is available.
+    pub fn new(out: impl Into<PathBuf>) -> Self {
+        Options { out: out.into(), force: false, max_memory: None }
+    }
 }
 
 /// What the driver reports after each level.
@@ -282,6 +295,7 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     let mut mine = RankWork { rank: comm.rank(), ..Default::default() };
     for n in manifest.levels_complete + 1..=top {
         let size = ranking.size(n);
+        check_memory(&ranking, plan, n, &sources, &manifest, opts.max_memory)?;
         let t0 = Instant::now();
         let marks_path = work.join("marks.bin");
         let mut marks = MappedBits::create(&marks_path, size).map_err(io_err(&marks_path))?;
@@ -357,6 +371,73 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     Ok(manifest)
 }
 
+/// Estimated bytes a rank holds while computing level `n`: the loss sources
+/// (growing by about the previous level's loss share), the level's mark bits,
+/// and for Grundy levels every smaller level's values (mapped) plus this
+/// level's values and their compressed copy.
+pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, sources: &LossSources, manifest: &Manifest) -> u64 {
+    let size = ranking.size(n);
+    let share = manifest.levels.last().map_or(0.05, |l| l.losses as f64 / l.positions as f64);
+    let new_losses = (share * 1.5 * size as f64) as u64;
+    let mut bytes = sources.heap_bytes() as u64 + new_losses * (n as u64 / 2 + 32) + size / 8;
+    if n <= plan.grundy_max_tiles {
+        bytes += (1..n).map(|m| ranking.size(m)).sum::<u64>() + 2 * size;
+    }
+    bytes
+}
+
+/// Bytes the system reports available (MemAvailable), if known.
+fn available_memory() -> Option<u64> {
+    let info = fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = info.lines().find(|l| l.starts_with("MemAvailable:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn check_memory(
+    ranking: &Ranking,
+    plan: &Plan,
+    n: u32,
+    sources: &LossSources,
+    manifest: &Manifest,
+    limit: Option<u64>,
+) -> Result<(), JobError> {
+    let need = estimate_level_bytes(ranking, plan, n, sources, manifest);
+    let gib = |b: u64| {
+        if b >= 1 << 30 {
+            format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+        } else {
+            format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+        }
+    };
+    let kept = if n > 1 { format!("levels 1..={} are complete and kept", n - 1) } else { "no level is complete yet".to_string() };
+    if let Some(limit) = limit {
+        if need > limit {
+            return Err(JobError::Memory(format!(
+                "level {n} needs about {}, more than --max-memory ({}); {kept}: rerun with a larger limit to resume",
+                gib(need),
+                gib(limit)
+            )));
+        }
+    } else if let Some(avail) = available_memory() {
+        let held = peak_rss_kib().min(current_rss_kib()) * 1024;
+        if need.saturating_sub(held) > avail {
+            return Err(JobError::Memory(format!(
+                "level {n} needs about {}, only {} is available; {kept}: rerun on a larger machine (or more ranks) to resume",
+                gib(need),
+                gib(avail + held)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn current_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}
+
 /// Refuses to run when the ranks disagree on the binary, the plan or the directory.
 fn check_same_job(plan: &Plan, dir: &Path, comm: &dyn Comm) -> Result<(), JobError> {
     let exe = std::env::current_exe().and_then(fs::read).map(|b| sha256_hex(&b)).unwrap_or_default();
@@ -381,12 +462,13 @@ fn fresh_manifest(plan: &Plan) -> Manifest {
         complete: false,
         levels: Vec::new(),
         files: Default::default(),
+        checksum: String::new(),
     }
 }
 
 /// Creates, resumes or (with `force`) resets the table directory.
 fn prepare_dir(dir: &Path, plan: &Plan, force: bool) -> Result<Manifest, JobError> {
-    let fresh = fresh_manifest(plan);
+    let mut fresh = fresh_manifest(plan);
     if dir.exists() {
         if !dir.is_dir() {
             return Err(JobError::Refused(format!("{}: exists and is not a directory", dir.display())));

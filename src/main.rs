@@ -127,6 +127,33 @@ struct RunFlags {
     /// No progress lines.
     #[arg(long, short)]
     quiet: bool,
+    /// Stop before a level whose estimated memory exceeds SIZE (bytes, or with K, M, G, T;
+    /// default: the memory the system reports available).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_memory: Option<u64>,
+}
+
+/// Parses `4G`, `512M`, `1T`, `100000` (bytes; binary units).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                _ => return Err(format!("unknown unit {c:?} (use K, M, G or T)")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| format!("{s:?} is not a size like 4G or 512M"))?;
+    if v.is_nan() || v <= 0.0 || !v.is_finite() {
+        return Err(format!("{s:?} is not a positive size"));
+    }
+    Ok((v * mult as f64) as u64)
 }
 
 fn main() -> ExitCode {
@@ -212,7 +239,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
 fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Result<ExitCode, String> {
     let quiet = flags.quiet || !comm.is_root();
     let t0 = Instant::now();
-    let manifest = job::run_on(plan, &Options { out: out.clone(), force: flags.force }, comm, |e| {
+    let manifest = job::run_on(plan, &Options { out: out.clone(), force: flags.force, max_memory: flags.max_memory }, comm, |e| {
         if !quiet {
             print_event(e);
         }
@@ -362,7 +389,7 @@ fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Result<
     let threads = rayon::current_num_threads();
     let (mut sieve_s, mut grundy_s, mut positions, mut grundy_positions, mut lookups, mut marks) = (0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
     let t0 = Instant::now();
-    let result = job::run(&plan, &Options { out: out.clone(), force: false }, |e| {
+    let result = job::run(&plan, &Options { out: out.clone(), force: false, max_memory: None }, |e| {
         if let Event::Level(r) = e {
             sieve_s += r.sieve_seconds;
             grundy_s += r.grundy_seconds;

@@ -49,6 +49,9 @@ pub struct Manifest {
     pub levels: Vec<LevelStats>,
     /// Every file of the directory but the manifest, by relative path.
     pub files: BTreeMap<String, FileEntry>,
+    /// SHA-256 of the manifest's canonical text with this field empty (see [`Manifest::canonical`]).
+    #[serde(default)]
+    pub checksum: String,
 }
 
 /// Errors about the manifest.
@@ -84,6 +87,18 @@ impl Manifest {
         };
         let m: Manifest =
             serde_json::from_str(&text).map_err(|e| ManifestError::Invalid { path: path.display().to_string(), what: e.to_string() })?;
+        // Every change to the file, even one that keeps valid JSON, must show:
+        // the checksum covers the values, byte equality with the canonical
+        // text covers the rest.
+        if m.canonical_checksum() != m.checksum {
+            return Err(ManifestError::Invalid { path: path.display().to_string(), what: "checksum mismatch (damaged or edited)".into() });
+        }
+        if m.canonical() != text {
+            return Err(ManifestError::Invalid {
+                path: path.display().to_string(),
+                what: "not in canonical form (damaged or edited)".into(),
+            });
+        }
         if m.format != FORMAT_NAME {
             return Err(ManifestError::Invalid {
                 path: path.display().to_string(),
@@ -105,14 +120,28 @@ impl Manifest {
         Ok(m)
     }
 
-    /// Writes `DIR/manifest.json` atomically.
+    /// Sets the checksum and writes `DIR/manifest.json` atomically.
     ///
     /// # Errors
     /// I/O errors.
-    pub fn write(&self, dir: &Path) -> Result<(), TableError> {
+    pub fn write(&mut self, dir: &Path) -> Result<(), TableError> {
+        self.checksum = self.canonical_checksum();
+        write_atomic(&dir.join(MANIFEST), self.canonical().as_bytes())
+    }
+
+    /// The canonical text: pretty-printed JSON (two-space indent, fields in
+    /// declaration order, `files` sorted by path) and a final newline.
+    pub fn canonical(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).expect("serializing plain data");
         text.push('\n');
-        write_atomic(&dir.join(MANIFEST), text.as_bytes())
+        text
+    }
+
+    /// SHA-256 of the canonical text with `checksum` set to the empty string.
+    pub fn canonical_checksum(&self) -> String {
+        let mut m = self.clone();
+        m.checksum = String::new();
+        sha256_hex(m.canonical().as_bytes())
     }
 
     /// Records a file written with these contents.

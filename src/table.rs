@@ -319,7 +319,14 @@ impl GrundyTable {
     /// # Errors
     /// [`TableError`] for I/O errors and damaged files.
     pub fn read(path: &Path, want: Option<&Header>) -> Result<Self, TableError> {
-        let bytes = read_file(path)?;
+        Self::from_bytes(path, read_file(path)?, want)
+    }
+
+    /// Checks a Grundy table image already in memory (`path` names it in errors).
+    ///
+    /// # Errors
+    /// [`TableError::Corrupt`] for damaged images and tables of another run.
+    pub fn from_bytes(path: &Path, bytes: Vec<u8>, want: Option<&Header>) -> Result<Self, TableError> {
         let (header, payload) = Header::decode(path, &bytes)?;
         if let Some(want) = want {
             header.expect(path, want)?;

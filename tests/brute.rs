@@ -109,7 +109,7 @@ fn solve(universe: Universe, grundy_max_tiles: u32) -> (Tables, TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tables");
     let plan = Plan { universe, grundy_max_tiles };
-    let manifest = job::run(&plan, &Options { out: out.clone(), force: false }, |_| {}).expect("engine run");
+    let manifest = job::run(&plan, &Options::new(out.clone()), |_| {}).expect("engine run");
     assert!(manifest.complete);
     (Tables::open(&out).expect("open tables"), dir)
 }

@@ -9,7 +9,7 @@ const N: u32 = 40;
 
 fn tables(dir: &tempfile::TempDir) -> Tables {
     let plan = Plan { universe: Universe::tiles(N), grundy_max_tiles: N };
-    run(&plan, &Options { out: dir.path().join("t"), force: false }, |_| {}).unwrap();
+    run(&plan, &Options::new(dir.path().join("t")), |_| {}).unwrap();
     Tables::open(&dir.path().join("t")).unwrap()
 }
 

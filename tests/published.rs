@@ -38,7 +38,7 @@ fn solve(universe: Universe, grundy_max_tiles: u32) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tables");
     let plan = Plan { universe, grundy_max_tiles };
-    job::run(&plan, &Options { out: out.clone(), force: false }, |_| {}).expect("engine run");
+    job::run(&plan, &Options::new(out.clone()), |_| {}).expect("engine run");
     Run { tables: Tables::open(&out).unwrap(), out, _dir: dir }
 }
 
@@ -338,7 +338,7 @@ fn interrupted_run_resumes_to_the_same_tables() {
     for stop_after in [1, 18, 21] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("tables");
-        let opts = Options { out: out.clone(), force: false };
+        let opts = Options::new(out.clone());
         // Abort the run (as a crash would) right after level `stop_after` is checkpointed.
         let aborted = std::panic::catch_unwind(|| {
             let _ = job::run(&plan, &opts, |e| {
