@@ -504,8 +504,10 @@ fn prepare_dir(dir: &Path, plan: &Plan, force: bool) -> Result<Manifest, JobErro
                 }
             }
             Err(ManifestError::Missing(_)) => {
+                // A run killed between creating the directory and its first
+                // manifest leaves at most the manifest's temporary file.
                 let mut entries = fs::read_dir(dir).map_err(io_err(dir))?;
-                if entries.next().is_some() {
+                if entries.any(|e| e.map_or(true, |e| e.file_name() != "manifest.json.tmp")) {
                     return Err(JobError::Refused(format!(
                         "{}: not empty and holds no manifest.json; not a chomp table directory (choose a new or empty one)",
                         dir.display()

@@ -133,5 +133,26 @@ pub fn map_read_only(path: &Path) -> io::Result<Mmap> {
 fn create_sized(path: &Path, bytes: u64) -> io::Result<File> {
     let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
     file.set_len(bytes)?;
+    reserve(&file, bytes)?;
     Ok(file)
+}
+
+/// Reserves the file's blocks now, so that a full disk is an error here and
+/// not a SIGBUS when a mapped page is first written.
+#[cfg(unix)]
+fn reserve(file: &File, bytes: u64) -> io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: a valid open descriptor and a non-negative range.
+    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, bytes as libc::off_t) };
+    match rc {
+        0 => Ok(()),
+        // Filesystems without fallocate: fall back to sparse files.
+        libc::EOPNOTSUPP | libc::EINVAL => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
+#[cfg(not(unix))]
+fn reserve(_: &File, _: u64) -> io::Result<()> {
+    Ok(())
 }
