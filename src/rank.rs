@@ -166,18 +166,23 @@ impl Ranking {
     }
 
     /// Unranks into a byte buffer (cleared first). `rank` must be below `size(n)`.
-    pub fn unrank_into(&self, n: u32, mut rank: u64, rows: &mut Vec<u8>) {
+    pub fn unrank_into(&self, n: u32, rank: u64, rows: &mut Vec<u8>) {
         rows.clear();
-        let mut s = n;
-        let mut prev = self.max_part;
+        self.unrank_suffix(n, self.max_part, rank, rows);
+    }
+
+    /// Appends to `rows` (the top rows of a position) the completion of `s`
+    /// more tiles, parts at most `prev`, whose rank among all such
+    /// completions is `offset` (the sum of the contributions of its rows).
+    pub fn unrank_suffix(&self, mut s: u32, mut prev: u32, mut offset: u64, rows: &mut Vec<u8>) {
         while s > 0 {
             let i = rows.len() as u32;
             let mut v = 1;
-            // Largest v with contribution(v) <= rank; contributions grow with v.
-            while v < prev.min(s) && self.contribution(s, i, v + 1) <= rank {
+            // Largest v with contribution(v) <= offset; contributions grow with v.
+            while v < prev.min(s) && self.contribution(s, i, v + 1) <= offset {
                 v += 1;
             }
-            rank -= self.contribution(s, i, v);
+            offset -= self.contribution(s, i, v);
             rows.push(v as u8);
             s -= v;
             prev = v;

@@ -74,6 +74,25 @@ impl MappedBits {
         self.words()[(i >> 6) as usize].load(Ordering::Relaxed) >> (i & 63) & 1 != 0
     }
 
+    /// Calls `f` for every clear bit in `start..end`, in order (word at a time).
+    pub fn for_each_clear(&self, start: u64, end: u64, mut f: impl FnMut(u64)) {
+        let words = self.words();
+        let mut i = start;
+        while i < end {
+            let w = i >> 6;
+            let mut clear = !words[w as usize].load(Ordering::Relaxed) & (u64::MAX << (i & 63));
+            let word_end = ((w + 1) << 6).min(end);
+            if word_end < (w + 1) << 6 {
+                clear &= (1u64 << (word_end & 63)) - 1;
+            }
+            while clear != 0 {
+                f((w << 6) + clear.trailing_zeros() as u64);
+                clear &= clear - 1;
+            }
+            i = word_end;
+        }
+    }
+
     /// Unmaps and deletes the backing file.
     pub fn remove(self) -> io::Result<()> {
         let path = self.path.clone();

@@ -94,10 +94,10 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
             .par_chunks(SOURCE_CHUNK)
             .enumerate()
             .filter(|(i, _)| i % ranks == me)
-            .map(|(_, chunk)| {
+            .map_init(Scratch::default, |scratch, (_, chunk)| {
                 chunk
                     .iter()
-                    .map(|r| if (r.tiles as u32) < n { ctx.push_parents(src.rows_of(r), r.tiles as u32, r.rank, n) } else { 0 })
+                    .map(|r| if (r.tiles as u32) < n { ctx.push_parents(src.rows_of(r), r.tiles as u32, r.rank, n, scratch) } else { 0 })
                     .sum::<u64>()
             })
             .sum()
@@ -114,13 +114,7 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
         .par_iter()
         .map(|prefix| {
             let mut out = Vec::new();
-            let mut visited = 0;
-            ranking.for_each_with_prefix(n, prefix, sym, |rank, rows| {
-                visited += 1;
-                if !marks.get(rank) {
-                    out.push((rank, rows.to_vec()));
-                }
-            });
+            let visited = scan_unmarked(ranking, n, prefix, sym, marks, &mut out);
             scanned.fetch_add(visited, Ordering::Relaxed);
             out
         })
@@ -165,6 +159,75 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
     LevelLosses { ranks: losses.iter().map(|l| l.0).collect(), marks: marks_pushed, scanned: scanned.into_inner() }
 }
 
+/// Collects the unmarked positions of level `n` with top rows `prefix`
+/// (canonical ones only with `canonical`), in rank order; returns the number
+/// of positions covered. Subtrees that the canonical bound does not cut are
+/// contiguous rank ranges: their clear bits are found a word at a time and
+/// only those positions are unranked.
+fn scan_unmarked(ranking: &Ranking, n: u32, prefix: &[u8], canonical: bool, marks: &MappedBits, out: &mut Vec<(u64, Vec<u8>)>) -> u64 {
+    let Some(&first) = prefix.first() else { return 0 };
+    let used: u32 = prefix.iter().map(|&r| r as u32).sum();
+    let max_rows = ranking.universe().rows.unwrap_or(n).min(n);
+    let max_rows = if canonical { max_rows.min(first as u32) } else { max_rows };
+    if used > n || prefix.len() as u32 > max_rows || prefix.windows(2).any(|w| w[0] < w[1]) {
+        return 0;
+    }
+    let mut rank = 0;
+    let mut s = n;
+    for (i, &v) in prefix.iter().enumerate() {
+        rank += ranking.contribution(s, i as u32, v as u32);
+        s -= v as u32;
+    }
+    let mut rows = prefix.to_vec();
+    let mut covered = 0;
+    scan_dfs(ranking, s, prefix[prefix.len() - 1] as u32, max_rows, rank, &mut rows, marks, out, &mut covered);
+    covered
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scan_dfs(
+    rk: &Ranking,
+    s: u32,
+    prev: u32,
+    max_rows: u32,
+    rank: u64,
+    rows: &mut Vec<u8>,
+    marks: &MappedBits,
+    out: &mut Vec<(u64, Vec<u8>)>,
+    covered: &mut u64,
+) {
+    let i = rows.len() as u32;
+    if s == 0 {
+        *covered += 1;
+        if !marks.get(rank) {
+            out.push((rank, rows.clone()));
+        }
+        return;
+    }
+    let rows_after = max_rows - i; // rows still allowed, this one included
+    if rows_after == 0 {
+        return;
+    }
+    if rows_after >= s {
+        // No row bound can bind (s tiles fill at most s rows): every
+        // completion with parts <= prev is in, as one contiguous range.
+        let count = rk.q(s, s, prev);
+        *covered += count;
+        marks.for_each_clear(rank, rank + count, |r| {
+            let mut full = rows.clone();
+            rk.unrank_suffix(s, prev, r - rank, &mut full);
+            out.push((r, full));
+        });
+        return;
+    }
+    let lo = s.div_ceil(rows_after).max(1);
+    for v in lo..=prev.min(s) {
+        rows.push(v as u8);
+        scan_dfs(rk, s - v, v, max_rows, rank + rk.contribution(s, i, v), rows, marks, out, covered);
+        rows.pop();
+    }
+}
+
 struct Ctx<'a> {
     ranking: &'a Ranking,
     sym: bool,
@@ -173,8 +236,15 @@ struct Ctx<'a> {
     marks: &'a MappedBits,
 }
 
+/// Per-thread buffers of [`Ctx::push_parents`] (kept to avoid zeroing arrays per loss).
+#[derive(Default)]
+struct Scratch {
+    suf: Vec<u32>,
+    run_old: Vec<u64>,
+}
+
 /// One corner of a loss and the rows its parents change.
-struct Corner {
+struct Corner<'s> {
     /// First changed row.
     a: u32,
     /// Current length of the changed rows (0 for new rows below).
@@ -189,20 +259,37 @@ struct Corner {
     suffix_below: u32,
     /// Rank contribution of the rows above, with their suffix grown by `d`.
     prefix: u64,
-    /// `tail[j]`: rank contribution of rows `a + j ..` of `L` (unchanged rows).
-    tail: [u64; 257],
+    /// Rank contribution of rows `a ..` of `L`; rows `a + j ..` contribute
+    /// `tail_base − run_old[j]` (0 for new rows below `L`).
+    tail_base: u64,
+    /// Cumulative contributions of the first `j` run rows in `L`.
+    run_old: &'s [u64],
+}
+
+impl Corner<'_> {
+    /// Rank contribution of the unchanged rows `a + j ..`.
+    #[inline(always)]
+    fn tail(&self, j: u32) -> u64 {
+        if self.b == 0 {
+            0
+        } else {
+            self.tail_base - self.run_old[j as usize]
+        }
+    }
 }
 
 impl Ctx<'_> {
     /// Marks every parent of loss `l` (of `lt` tiles, rank `lrank`) with `n` tiles.
     /// Returns the number of marks pushed.
-    fn push_parents(&self, l: &[u8], lt: u32, lrank: u64, n: u32) -> u64 {
+    fn push_parents(&self, l: &[u8], lt: u32, lrank: u64, n: u32, scratch: &mut Scratch) -> u64 {
         let rk = self.ranking;
         let d = n - lt;
         let k = l.len() as u32;
         let l0 = l[0] as u32;
         let tall = self.sym && k > l0;
-        let mut suf = [0u32; 257];
+        let Scratch { suf, run_old } = scratch;
+        suf.clear();
+        suf.resize(k as usize + 1, 0);
         for i in (0..k as usize).rev() {
             suf[i] = suf[i + 1] + l[i] as u32;
         }
@@ -210,7 +297,6 @@ impl Ctx<'_> {
         let mut pre_new = 0u64; // Σ_{i<a} contribution(suf_i + d, i, l_i)
         let mut pre_old = 0u64; // Σ_{i<a} contribution(suf_i, i, l_i)
         let mut a = 0u32;
-        let mut corner = Corner { a: 0, b: 0, t: 0, w: 0, first_min: 0, suffix_below: 0, prefix: 0, tail: [0; 257] };
         while a <= k {
             if a == k {
                 // New rows below L, each at most l_last, up to the row bound.
@@ -225,14 +311,7 @@ impl Ctx<'_> {
                 if t == 0 || (t as u64) * (w as u64) < d as u64 {
                     break;
                 }
-                corner.a = a;
-                corner.b = 0;
-                corner.t = t;
-                corner.w = w;
-                corner.first_min = 1;
-                corner.suffix_below = 0;
-                corner.prefix = pre_new;
-                corner.tail[..=t as usize].fill(0);
+                let corner = Corner { a, b: 0, t, w, first_min: 1, suffix_below: 0, prefix: pre_new, tail_base: 0, run_old: &[] };
                 pushed += self.emit(&corner, d);
                 break;
             }
@@ -246,25 +325,27 @@ impl Ctx<'_> {
             let canonical_ok = !(self.sym && a > 0 && tall);
             let fits = (t as u64) * (w.min(d) as u64) >= d as u64 && first_min <= w.min(d);
             // Old contributions of the run, needed for the tails and the prefixes.
-            let mut run_old = [0u64; 257];
+            run_old.clear();
+            run_old.push(0);
             let mut acc = 0;
             for j in 0..t {
                 let i = a + j;
                 acc += rk.contribution(suf[i as usize], i, b);
-                run_old[j as usize + 1] = acc;
+                run_old.push(acc);
             }
             if canonical_ok && fits {
-                corner.a = a;
-                corner.b = b;
-                corner.t = t;
-                corner.w = w.min(d);
-                corner.first_min = first_min;
-                corner.suffix_below = suf[(a + t) as usize];
-                corner.prefix = pre_new;
-                for j in 0..=t {
-                    // rank(L) = pre_old + run_old[t] + tail(a + t)
-                    corner.tail[j as usize] = lrank - pre_old - run_old[j as usize];
-                }
+                let corner = Corner {
+                    a,
+                    b,
+                    t,
+                    w: w.min(d),
+                    first_min,
+                    suffix_below: suf[(a + t) as usize],
+                    prefix: pre_new,
+                    // rank(L) = pre_old + run_old[t] + (contribution of rows a + t ..)
+                    tail_base: lrank - pre_old,
+                    run_old,
+                };
                 pushed += self.emit(&corner, d);
             }
             // Advance the prefixes over the run.
@@ -283,13 +364,13 @@ impl Ctx<'_> {
     }
 
     /// Enumerates the growths `μ` (|μ| = d) of a corner, top row first, and marks each parent.
-    fn emit(&self, c: &Corner, d: u32) -> u64 {
+    fn emit(&self, c: &Corner<'_>, d: u32) -> u64 {
         let mut count = 0;
         self.grow(c, 0, d, c.w, c.prefix, &mut count);
         count
     }
 
-    fn grow(&self, c: &Corner, j: u32, left: u32, prev: u32, acc: u64, count: &mut u64) {
+    fn grow(&self, c: &Corner<'_>, j: u32, left: u32, prev: u32, acc: u64, count: &mut u64) {
         let rows_here = c.t - j; // rows that may still grow, this one included
         let lo = left.div_ceil(rows_here).max(if j == 0 { c.first_min } else { 1 });
         let hi = prev.min(left);
@@ -301,7 +382,7 @@ impl Ctx<'_> {
             let r = acc + self.ranking.contribution(suffix, i, c.b + m);
             let rest = left - m;
             if rest == 0 {
-                let rank = r + c.tail[j as usize + 1];
+                let rank = r + c.tail(j + 1);
                 self.marks.set(rank);
                 *count += 1;
             } else {
