@@ -85,6 +85,18 @@ impl Manifest {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ManifestError::Missing(dir.display().to_string())),
             Err(e) => return Err(TableError::io(&path, e).into()),
         };
+        // Format and version first, so that a newer manifest is reported as such.
+        let loose: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| ManifestError::Invalid { path: path.display().to_string(), what: e.to_string() })?;
+        if loose.get("format").and_then(|f| f.as_str()) != Some(FORMAT_NAME) {
+            return Err(ManifestError::Invalid { path: path.display().to_string(), what: format!("format is not {FORMAT_NAME:?}") });
+        }
+        if loose.get("format_version").and_then(|v| v.as_u64()) != Some(crate::table::VERSION as u64) {
+            return Err(ManifestError::Invalid {
+                path: path.display().to_string(),
+                what: format!("format version {} is not the version this tool reads ({})", loose["format_version"], crate::table::VERSION),
+            });
+        }
         let m: Manifest =
             serde_json::from_str(&text).map_err(|e| ManifestError::Invalid { path: path.display().to_string(), what: e.to_string() })?;
         // Every change to the file, even one that keeps valid JSON, must show:

@@ -166,8 +166,9 @@ impl Tables {
             match cached {
                 Some(t) => t,
                 None => {
-                    let t =
-                        Arc::new(GrundyTable::read(&level_path(&self.dir, Kind::Grundy, tiles), Some(&self.header(Kind::Grundy, tiles)))?);
+                    let path = level_path(&self.dir, Kind::Grundy, tiles);
+                    let bytes = self.read_listed(&path, &table::level_name(Kind::Grundy, tiles))?;
+                    let t = Arc::new(GrundyTable::from_bytes(&path, bytes, Some(&self.header(Kind::Grundy, tiles)))?);
                     self.grundy.lock().unwrap().insert(tiles, t.clone());
                     t
                 }

@@ -190,8 +190,9 @@ impl Header {
     }
 
     /// Checks that a table is the one expected at this place of a run.
+    /// (The block size is the table's own choice: any non-zero value is read.)
     fn expect(&self, path: &Path, want: &Header) -> Result<(), TableError> {
-        if self != want {
+        if (Header { block_size: want.block_size, ..*self }) != *want {
             return Err(TableError::corrupt(path, format!("header {self:?} does not match the run's {want:?}")));
         }
         Ok(())
@@ -271,6 +272,7 @@ pub fn decode_losses(path: &Path, bytes: &[u8], want: Option<&Header>) -> Result
     // A roaring bitmap over [0, positions) serializes to at most 8 KiB per
     // 2^16 positions plus small headers: bound the decompression by that.
     let bound = (header.positions / 65536 + 1) * (8192 + 16) + 64;
+    single_frame(path, payload, "payload")?;
     let raw = zstd::bulk::decompress(payload, bound as usize).map_err(|e| TableError::corrupt(path, format!("bad zstd payload: {e}")))?;
     let bitmap = RoaringBitmap::deserialize_from(&raw[..]).map_err(|e| TableError::corrupt(path, format!("bad roaring bitmap: {e}")))?;
     if bitmap.len() != header.losses {
@@ -280,6 +282,15 @@ pub fn decode_losses(path: &Path, bytes: &[u8], want: Option<&Header>) -> Result
         return Err(TableError::corrupt(path, "a loss rank lies beyond the level"));
     }
     Ok((header, bitmap))
+}
+
+/// Checks that `data` is exactly one zstd frame (the format allows no more).
+fn single_frame(path: &Path, data: &[u8], what: &str) -> Result<(), TableError> {
+    match zstd::zstd_safe::find_frame_compressed_size(data) {
+        Ok(len) if len == data.len() => Ok(()),
+        Ok(_) => Err(TableError::corrupt(path, format!("{what}: not exactly one zstd frame"))),
+        Err(_) => Err(TableError::corrupt(path, format!("{what}: not a zstd frame"))),
+    }
 }
 
 /// Encodes a Grundy table from one value byte per position.
@@ -360,6 +371,7 @@ impl GrundyTable {
         let bs = self.header.block_size as u64;
         let want = bs.min(self.header.positions - b as u64 * bs) as usize;
         let frame = &payload[self.offsets[b] as usize..self.offsets[b + 1] as usize];
+        single_frame(&self.path, frame, &format!("block {b}"))?;
         let raw =
             zstd::bulk::decompress(frame, want).map_err(|e| TableError::corrupt(&self.path, format!("block {b}: bad zstd frame: {e}")))?;
         if raw.len() != want {
