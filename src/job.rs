@@ -285,7 +285,7 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
         }
     }
     fs::create_dir_all(&work).map_err(io_err(&work))?;
-    let mut sources = LossSources::default();
+    let mut sources = LossSources::for_rank(comm.rank(), comm.size());
     let mut grundy_maps: Vec<Option<Mmap>> = vec![None];
     if manifest.levels_complete > 0 {
         on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
@@ -546,8 +546,10 @@ fn reload(
         check_listed(manifest, dir, &level_name(Kind::Losses, n))?;
         let bitmap = table::read_losses(&path, &header)?;
         for rank in bitmap.iter() {
-            ranking.unrank_into(n, rank as u64, &mut rows);
-            sources.push(&rows, rank as u64);
+            sources.push_with(rank as u64, || {
+                ranking.unrank_into(n, rank as u64, &mut rows);
+                std::borrow::Cow::Borrowed(&rows[..])
+            });
         }
         if n <= plan.grundy_max_tiles {
             let header = Header::new(Kind::Grundy, &plan.universe, n, size, stats.losses);

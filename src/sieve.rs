@@ -22,13 +22,27 @@ use roaring::RoaringBitmap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Sources are dealt to ranks in chunks of this many (round robin).
-const SOURCE_CHUNK: usize = 64;
+const SOURCE_CHUNK: usize = 16;
 
 /// The losses found so far, as explicit rows: the sources of the sieve.
-#[derive(Default, Clone)]
+///
+/// Losses are numbered in the order they are found (level, then rank). With
+/// several ranks, loss `i` belongs to rank `(i / 16) % ranks`, and a rank
+/// keeps the rows of its own losses only: each holds about `1/ranks` of them.
+#[derive(Clone)]
 pub struct LossSources {
     rows: Vec<u8>,
     refs: Vec<SourceRef>,
+    /// Losses numbered so far, kept or not.
+    total: u64,
+    me: usize,
+    ranks: usize,
+}
+
+impl Default for LossSources {
+    fn default() -> Self {
+        Self::for_rank(0, 1)
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -40,14 +54,34 @@ struct SourceRef {
 }
 
 impl LossSources {
-    /// Adds one loss with its rank in its level.
-    pub fn push(&mut self, rows: &[u8], rank: u64) {
-        let tiles: u32 = rows.iter().map(|&r| r as u32).sum();
-        self.refs.push(SourceRef { start: self.rows.len() as u64, len: rows.len() as u16, tiles: tiles as u16, rank });
-        self.rows.extend_from_slice(rows);
+    /// An empty set for rank `me` of `ranks`.
+    pub fn for_rank(me: usize, ranks: usize) -> Self {
+        LossSources { rows: Vec::new(), refs: Vec::new(), total: 0, me, ranks }
     }
 
-    /// Number of losses held.
+    /// Whether the next loss numbered belongs to this rank.
+    pub fn owns_next(&self) -> bool {
+        (self.total / SOURCE_CHUNK as u64) % self.ranks as u64 == self.me as u64
+    }
+
+    /// Numbers the next loss (rank `rank` in its level); keeps its rows if
+    /// this rank owns it, calling `rows` only then.
+    pub fn push_with<'r>(&mut self, rank: u64, rows: impl FnOnce() -> std::borrow::Cow<'r, [u8]>) {
+        if self.owns_next() {
+            let rows = rows();
+            let tiles: u32 = rows.iter().map(|&r| r as u32).sum();
+            self.refs.push(SourceRef { start: self.rows.len() as u64, len: rows.len() as u16, tiles: tiles as u16, rank });
+            self.rows.extend_from_slice(&rows);
+        }
+        self.total += 1;
+    }
+
+    /// Numbers the next loss and keeps its rows if owned.
+    pub fn push(&mut self, rows: &[u8], rank: u64) {
+        self.push_with(rank, || std::borrow::Cow::Borrowed(rows));
+    }
+
+    /// Number of losses held by this rank.
     pub fn len(&self) -> usize {
         self.refs.len()
     }
@@ -92,9 +126,7 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
         let src = &*sources;
         src.refs
             .par_chunks(SOURCE_CHUNK)
-            .enumerate()
-            .filter(|(i, _)| i % ranks == me)
-            .map_init(Scratch::default, |scratch, (_, chunk)| {
+            .map_init(Scratch::default, |scratch, chunk| {
                 chunk
                     .iter()
                     .map(|r| if (r.tiles as u32) < n { ctx.push_parents(src.rows_of(r), r.tiles as u32, r.rank, n, scratch) } else { 0 })
@@ -119,13 +151,23 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
             out
         })
         .collect();
-    // Units are in rank order, so the local losses are sorted by rank.
-    let local: Vec<(u64, Vec<u8>)> = found.into_iter().flatten().collect();
-    let canonical: Vec<(u64, Vec<u8>)> = if ranks == 1 {
-        local
+    // Units are in rank order, so the local losses are sorted by rank. Add
+    // the conjugates: a canonical loss with fewer rows than columns has one
+    // with more rows than columns, which the scan skipped; square-framed ones
+    // (as many rows as columns) have square-framed conjugates, scanned too.
+    let mut local: Vec<(u64, Vec<u8>)> = Vec::new();
+    for (rank, rows) in found.into_iter().flatten() {
+        if sym && rows.len() < rows[0] as usize {
+            let conj = conjugate_rows(&rows);
+            local.push((ranking.rank_rows(&conj), conj));
+        }
+        local.push((rank, rows));
+    }
+    local.sort_unstable_by_key(|l| l.0);
+    let all: Vec<u64> = if ranks == 1 {
+        local.iter().map(|l| l.0).collect()
     } else {
-        // Exchange the canonical losses as serialized roaring bitmaps; rows
-        // of the other ranks' losses are recovered by unranking.
+        // Exchange the losses as serialized roaring bitmaps.
         let bitmap: RoaringBitmap = local.iter().map(|l| u32::try_from(l.0).expect("level below 2^32 positions")).collect();
         let mut bytes = Vec::new();
         bitmap.serialize_into(&mut bytes).expect("writing to memory");
@@ -133,30 +175,18 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
         for part in comm.all_gather(&bytes) {
             all |= RoaringBitmap::deserialize_from(&part[..]).expect("a bitmap serialized by a peer rank");
         }
-        let mut local = local.into_iter().peekable();
-        all.iter()
-            .map(|r| match local.next_if(|l| l.0 == r as u64) {
-                Some(l) => l,
-                None => (r as u64, ranking.unrank(n, r as u64).expect("rank within the level").rows().to_vec()),
-            })
-            .collect()
+        all.iter().map(|r| r as u64).collect()
     };
-    let mut losses: Vec<(u64, Vec<u8>)> = Vec::with_capacity(canonical.len() * 2);
-    for (rank, rows) in canonical {
-        // A canonical loss with fewer rows than columns has a conjugate with
-        // more rows than columns, which the scan skipped; square-framed ones
-        // (as many rows as columns) have square-framed conjugates, scanned too.
-        if sym && rows.len() < rows[0] as usize {
-            let conj = conjugate_rows(&rows);
-            losses.push((ranking.rank_rows(&conj), conj));
-        }
-        losses.push((rank, rows));
+    // Keep the rows of the losses this rank owns (unranking those another rank found).
+    let mut local = local.into_iter().peekable();
+    for &r in &all {
+        let mine = local.next_if(|l| l.0 == r);
+        sources.push_with(r, || match mine {
+            Some((_, rows)) => std::borrow::Cow::Owned(rows),
+            None => std::borrow::Cow::Owned(ranking.unrank(n, r).expect("rank within the level").rows().to_vec()),
+        });
     }
-    losses.sort_unstable_by_key(|l| l.0);
-    for (rank, rows) in &losses {
-        sources.push(rows, *rank);
-    }
-    LevelLosses { ranks: losses.iter().map(|l| l.0).collect(), marks: marks_pushed, scanned: scanned.into_inner() }
+    LevelLosses { ranks: all, marks: marks_pushed, scanned: scanned.into_inner() }
 }
 
 /// Collects the unmarked positions of level `n` with top rows `prefix`
