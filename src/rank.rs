@@ -28,6 +28,9 @@ pub struct Ranking {
     max_part: u32,
     /// `(plane, s, m)` flattened; plane = rows left when bounded, else 0.
     table: Vec<u64>,
+    /// The same counts with a plane for every row bound (built on first use,
+    /// for balancing work by canonical positions).
+    bounded: std::sync::Arc<std::sync::OnceLock<Ranking>>,
 }
 
 impl Ranking {
@@ -70,7 +73,7 @@ impl Ranking {
                 }
             }
         }
-        Ok(Ranking { universe: *universe, max_rows, max_tiles, max_part, table })
+        Ok(Ranking { universe: *universe, max_rows, max_tiles, max_part, table, bounded: Default::default() })
     }
 
     /// The universe this ranking covers.
@@ -237,21 +240,30 @@ impl Ranking {
         self.q(n - used, rows_left, last as u32)
     }
 
-    /// Positions each unit of level `n` visits (only canonical ones with
-    /// `canonical`): the weights that balance a split of the level. Counting
-    /// canonical positions walks them, which costs a few nanoseconds each, far
-    /// below the work per position it balances.
+    /// Positions each unit of level `n` visits (only canonical ones, with no
+    /// more rows than columns, with `canonical`): the weights that balance a
+    /// split of the level. Counted from a table, without visiting them.
     pub fn unit_weights(&self, n: u32, units: &[Vec<u8>], canonical: bool) -> Vec<u64> {
-        use rayon::prelude::*;
         if !canonical {
             return units.iter().map(|u| self.prefix_size(n, u)).collect();
         }
+        let all_rows = self.bounded.get_or_init(|| {
+            let u = Universe { rows: Some(self.max_tiles.saturating_sub(1).max(1)), cols: self.universe.cols, tiles: Some(self.max_tiles) };
+            Ranking::new(&u).expect("a smaller table than this one")
+        });
         units
-            .par_iter()
+            .iter()
             .map(|u| {
-                let mut count = 0;
-                self.for_each_with_prefix(n, u, true, |_, _| count += 1);
-                count
+                let used: u32 = u.iter().map(|&r| r as u32).sum();
+                let rows = self.universe.rows.unwrap_or(n).min(n).min(u[0] as u32);
+                if used > n || (u.len() as u32) > rows {
+                    return 0;
+                }
+                let rest = n - used;
+                if rest == 0 {
+                    return 1;
+                }
+                all_rows.q(rest, rows - u.len() as u32, u[u.len() - 1] as u32)
             })
             .collect()
     }
@@ -329,6 +341,22 @@ mod tests {
                     });
                 }
                 assert_eq!(seen, r.size(n));
+            }
+        }
+    }
+
+    #[test]
+    fn canonical_weights_count_canonical_positions() {
+        for u in [Universe::tiles(40), Universe::boxed(7, 7), Universe { rows: Some(5), cols: Some(5), tiles: Some(18) }] {
+            let r = Ranking::new(&u).unwrap();
+            for n in 1..=r.max_tiles() {
+                let units = r.level_units(n);
+                let weights = r.unit_weights(n, &units, true);
+                for (unit, w) in units.iter().zip(weights) {
+                    let mut count = 0;
+                    r.for_each_with_prefix(n, unit, true, |_, _| count += 1);
+                    assert_eq!(w, count, "{u:?} level {n} unit {unit:?}");
+                }
             }
         }
     }
