@@ -7,7 +7,7 @@
 //!
 //! Modules follow the concepts of `chomp.md`: [`position`], [`rank`],
 //! [`universe`], [`sieve`], [`grundy`], [`closed_form`], [`ichomp`], [`shard`], [`table`], [`summary`],
-//! [`manifest`], [`job`], [`probe`], [`verify`].
+//! [`manifest`], [`job`], [`probe`], [`verify`], [`plot`], [`cluster`].
 
 pub mod closed_form;
 pub mod cluster;
@@ -15,6 +15,7 @@ pub mod grundy;
 pub mod ichomp;
 pub mod job;
 pub mod manifest;
+pub mod plot;
 pub mod position;
 pub mod probe;
 pub mod rank;

@@ -93,6 +93,15 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Draw the plots of a table directory (PNG and SVG): loss share, conjecture ratio, Grundy heat map.
+    Plot {
+        /// The table directory to read (its manifest's level statistics).
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// Where to write loss-share, conjecture-ratio and grundy-heatmap .png/.svg (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Re-check a table directory: checksums, tables and sampled game invariants.
     Verify {
         /// The table directory to check.
@@ -104,6 +113,12 @@ enum Command {
         /// Seed of the sampler (the same seed checks the same positions).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Sample only levels of at least this many tiles (e.g. the top of a frontier run).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        min_tiles: u32,
+        /// Sample only levels of at most this many tiles.
+        #[arg(long, value_name = "N", default_value_t = u32::MAX)]
+        max_tiles: u32,
     },
     /// Time the engine on real levels (in a temporary directory) and report throughput and memory.
     Bench {
@@ -116,6 +131,9 @@ enum Command {
         /// Working directory for the temporary tables (default: the system temp dir).
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
+        /// Instead, time probes (outcome and Grundy value) of random positions on this table directory.
+        #[arg(long, value_name = "DIR")]
+        probe: Option<PathBuf>,
     },
 }
 
@@ -215,9 +233,9 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Verify { tables, samples, seed } => {
+        Command::Verify { tables, samples, seed, min_tiles, max_tiles } => {
             let t0 = Instant::now();
-            let report = verify::verify(&tables, samples, seed).map_err(|e| e.to_string())?;
+            let report = verify::verify_levels(&tables, samples, seed, min_tiles..=max_tiles).map_err(|e| e.to_string())?;
             for f in &report.failures {
                 eprintln!("FAIL {f}");
             }
@@ -232,7 +250,16 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
             );
             Ok(if report.failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Command::Bench { max_tiles, grundy_max_tiles, dir } => bench(max_tiles, grundy_max_tiles, dir),
+        Command::Plot { tables, out } => {
+            let manifest = chomp_tables::manifest::Manifest::read(&tables).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            for path in chomp_tables::plot::plot_all(&manifest.levels, &out).map_err(|e| e.to_string())? {
+                println!("wrote {}", path.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench { probe: Some(tables), .. } => bench_probe(&tables),
+        Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None } => bench(max_tiles, grundy_max_tiles, dir),
     }
 }
 
@@ -379,6 +406,38 @@ fn ichomp(quadrants: &[String], dir: &Path, json: bool) -> Result<ExitCode, Stri
             None => println!("winning move: none"),
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_probe(dir: &Path) -> Result<ExitCode, String> {
+    let t0 = Instant::now();
+    let tables = Tables::open(dir).map_err(|e| e.to_string())?;
+    let m = tables.manifest();
+    if m.levels_complete == 0 {
+        return Err(format!("{}: no completed level to probe", dir.display()));
+    }
+    let mut rng = verify::SplitMix(42);
+    let sample: Vec<Position> = (0..100_000)
+        .map(|_| {
+            let n = 1 + rng.below(m.levels_complete as u64) as u32;
+            tables.ranking().unrank(n, rng.below(tables.ranking().size(n))).expect("rank below size")
+        })
+        .collect();
+    // First pass loads and checks every level (the cost of opening); the second is the steady state.
+    for p in &sample {
+        tables.outcome(p).map_err(|e| e.to_string())?;
+        tables.grundy(p).map_err(|e| e.to_string())?;
+    }
+    let load = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let mut losses = 0;
+    for p in &sample {
+        losses += (tables.outcome(p).map_err(|e| e.to_string())? == Outcome::Loss) as u32;
+        tables.grundy(p).map_err(|e| e.to_string())?;
+    }
+    let per = t1.elapsed().as_secs_f64() / sample.len() as f64;
+    println!("probe: {} ({} levels): open and first touch of every level {:.3} s", dir.display(), m.levels_complete, load);
+    println!("probe: {:.2} µs per position (outcome + Grundy value, {} positions, {losses} losses)", per * 1e6, sample.len());
     Ok(ExitCode::SUCCESS)
 }
 

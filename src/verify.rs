@@ -48,6 +48,15 @@ impl SplitMix {
 /// [`ProbeError`] when the manifest itself cannot be read; every other
 /// problem is listed in the report's failures.
 pub fn verify(dir: &Path, samples: u64, seed: u64) -> Result<VerifyReport, ProbeError> {
+    verify_levels(dir, samples, seed, 1..=u32::MAX)
+}
+
+/// Like [`verify`], sampling positions only from the levels in `levels`
+/// (e.g. the top levels of a frontier run).
+///
+/// # Errors
+/// As [`verify`].
+pub fn verify_levels(dir: &Path, samples: u64, seed: u64, levels: std::ops::RangeInclusive<u32>) -> Result<VerifyReport, ProbeError> {
     let manifest = Manifest::read(dir)?;
     let mut report = VerifyReport::default();
     check_files(dir, &manifest, &mut report);
@@ -59,7 +68,7 @@ pub fn verify(dir: &Path, samples: u64, seed: u64) -> Result<VerifyReport, Probe
     if !report.failures.is_empty() {
         return Ok(report);
     }
-    check_samples(&tables, samples, seed, &mut report);
+    check_samples(&tables, samples, seed, levels, &mut report);
     Ok(report)
 }
 
@@ -156,15 +165,17 @@ fn check_tables(dir: &Path, t: &Tables, report: &mut VerifyReport) {
     }
 }
 
-fn check_samples(t: &Tables, samples: u64, seed: u64, report: &mut VerifyReport) {
+fn check_samples(t: &Tables, samples: u64, seed: u64, levels: std::ops::RangeInclusive<u32>, report: &mut VerifyReport) {
     let m = t.manifest();
-    if m.levels_complete == 0 {
+    let lo = (*levels.start()).max(1);
+    let hi = (*levels.end()).min(m.levels_complete);
+    if lo > hi {
         return;
     }
     let mut rng = SplitMix(seed);
     let sym = m.universe.is_symmetric();
     for _ in 0..samples {
-        let n = 1 + rng.below(m.levels_complete as u64) as u32;
+        let n = lo + rng.below((hi - lo + 1) as u64) as u32;
         let rank = rng.below(t.ranking().size(n));
         let p = t.ranking().unrank(n, rank).expect("rank below size");
         report.samples += 1;

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Rebuilds everything in results/ from the jobs in jobs/ (resuming any job
+# already under way), then verifies, plots and checksums it.
+# Usage: scripts/publish.sh      (about 15 minutes on 2 cores, ~5 GiB)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked --quiet
+B=target/release/chomp
+mkdir -p results
+# 1. The frontier run (losses to 110, Grundy values to 88): too large to
+#    publish whole; its summary, histogram and manifest (the SHA-256 of
+#    every table it wrote) are published.
+/usr/bin/time -f "%e s wall, %M KiB peak" -o results/.frontier-time $B run jobs/frontier.toml
+cp out/frontier/summary.csv out/frontier/summary.json out/frontier/grundy_histogram.csv results/
+cp out/frontier/manifest.json results/frontier-manifest.json
+# 2. Tables small enough to publish whole.
+$B run jobs/losses-100.toml
+$B run jobs/box-8x15.toml --out results/box-8x15
+$B openings --tables results/box-8x15 --out results/rectangle-openings-8x15.csv
+# 3. Checks: every published table directory, and the top levels of the frontier.
+$B verify --tables results/box-8x15 --samples 5000
+$B verify --tables results/losses-100 --samples 2000
+$B verify --tables out/frontier --samples 300 --min-tiles 100
+$B verify --tables out/frontier --samples 300 --min-tiles 80 --max-tiles 88
+# 4. Plots and checksums.
+$B plot --tables out/frontier --out results/plots
+(cd results && find . -type f ! -name CHECKSUMS ! -name '.*' | LC_ALL=C sort | xargs sha256sum > CHECKSUMS)
+echo "published: $(du -sh results | cut -f1) in results/"
