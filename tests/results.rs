@@ -1,0 +1,95 @@
+//! The published results in `results/`: checksums, table directories that
+//! verify, and figures that agree with the verified data.
+
+use chomp_tables::manifest::sha256_hex;
+use chomp_tables::verify;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+fn results() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("results")
+}
+
+fn shared(name: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(name)).unwrap()
+}
+
+/// (tiles -> (positions, losses)) from a CSV whose first three columns are those.
+fn counts(text: &str) -> HashMap<u32, (u64, u64)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("tiles"))
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].parse().unwrap(), (f[1].parse().unwrap(), f[2].parse().unwrap()))
+        })
+        .collect()
+}
+
+#[test]
+fn every_published_file_matches_its_checksum() {
+    let text = std::fs::read_to_string(results().join("CHECKSUMS")).unwrap();
+    let mut listed = 0;
+    for line in text.lines() {
+        let (sum, name) = line.split_once("  ").unwrap();
+        let bytes = std::fs::read(results().join(name.trim_start_matches("./"))).unwrap();
+        assert_eq!(sha256_hex(&bytes), sum, "{name}");
+        listed += 1;
+    }
+    assert!(listed > 200, "CHECKSUMS lists every published file");
+}
+
+#[test]
+fn published_summary_agrees_with_verified_figures() {
+    let ours = counts(&std::fs::read_to_string(results().join("summary.csv")).unwrap());
+    for data in ["losses-by-tiles-1-40.csv", "reference-table-20-50.csv"] {
+        for (tiles, want) in counts(&shared(data)) {
+            assert_eq!(ours[&tiles], want, "{data} at {tiles} tiles");
+        }
+    }
+    assert!(ours.len() >= 100, "losses to at least 100 tiles");
+    // The histogram's zero values are the losses, level by level.
+    let hist = std::fs::read_to_string(results().join("grundy_histogram.csv")).unwrap();
+    let mut zeros: HashMap<u32, u64> = HashMap::new();
+    for line in hist.lines().skip(1) {
+        let f: Vec<u64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+        let z = zeros.entry(f[0] as u32).or_insert(0);
+        if f[1] == 0 {
+            *z = f[2];
+        }
+    }
+    for (&tiles, &z) in &zeros {
+        assert_eq!(ours[&tiles].1, z, "zero values at {tiles} tiles");
+    }
+    let grundy_levels = zeros.len();
+    assert!(grundy_levels >= 88, "Grundy values to at least 88 tiles");
+}
+
+#[test]
+fn published_table_directories_verify() {
+    for (dir, samples) in [("box-8x15", 500), ("losses-100", 100)] {
+        let report = verify::verify(&results().join(dir), samples, 3).unwrap();
+        assert!(report.failures.is_empty(), "{dir}: {:?}", report.failures);
+        assert_eq!(report.samples, samples);
+    }
+}
+
+#[test]
+fn published_openings_follow_the_known_rules() {
+    let text = std::fs::read_to_string(results().join("rectangle-openings-8x15.csv")).unwrap();
+    let mut rows = 0;
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let (r, c): (u32, u32) = (f[0].parse().unwrap(), f[1].parse().unwrap());
+        if r == c && r > 1 {
+            assert_eq!(f[2], "1:1", "{r}x{c}");
+        }
+        if r == 2 && c > 1 {
+            assert_eq!(f[2], format!("1:{}", c - 1), "2x{c}");
+        }
+        if r * c > 1 {
+            assert!(!f[2].is_empty(), "{r}x{c} is a win");
+        }
+        rows += 1;
+    }
+    assert_eq!(rows, 8 * 15);
+}
