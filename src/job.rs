@@ -237,9 +237,18 @@ impl RankWork {
 
 /// Peak resident set size of this process in KiB, from /proc (0 where unavailable).
 pub fn peak_rss_kib() -> u64 {
+    proc_status_kib("VmHWM:")
+}
+
+/// Current resident set size of this process in KiB (0 where unavailable).
+fn current_rss_kib() -> u64 {
+    proc_status_kib("VmRSS:")
+}
+
+fn proc_status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .and_then(|s| s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
         .unwrap_or(0)
 }
 
@@ -431,13 +440,6 @@ fn check_memory(
     Ok(())
 }
 
-fn current_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
-        .unwrap_or(0)
-}
-
 /// Refuses to run when the ranks disagree on the binary, the plan or the directory.
 fn check_same_job(plan: &Plan, dir: &Path, comm: &dyn Comm) -> Result<(), JobError> {
     let exe = std::env::current_exe().and_then(fs::read).map(|b| sha256_hex(&b)).unwrap_or_default();
@@ -493,15 +495,7 @@ fn prepare_dir(dir: &Path, plan: &Plan, force: bool) -> Result<Manifest, JobErro
                     };
                     return Err(JobError::Refused(format!("{}: {why}; use --force to overwrite it", dir.display())));
                 }
-                for sub in ["losses", "grundy", ".work"] {
-                    let p = dir.join(sub);
-                    if p.exists() {
-                        fs::remove_dir_all(&p).map_err(io_err(&p))?;
-                    }
-                }
-                for f in ["summary.csv", "summary.json", "grundy_histogram.csv", MANIFEST] {
-                    let _ = fs::remove_file(dir.join(f));
-                }
+                clear_tables(dir)?;
             }
             Err(ManifestError::Missing(_)) => {
                 // A run killed between creating the directory and its first
@@ -518,6 +512,7 @@ fn prepare_dir(dir: &Path, plan: &Plan, force: bool) -> Result<Manifest, JobErro
                 if !force {
                     return Err(JobError::Refused(format!("{e}; use --force to overwrite the directory")));
                 }
+                clear_tables(dir)?;
             }
         }
     } else {
@@ -525,6 +520,20 @@ fn prepare_dir(dir: &Path, plan: &Plan, force: bool) -> Result<Manifest, JobErro
     }
     fresh.write(dir)?;
     Ok(fresh)
+}
+
+/// Removes what a run writes into a table directory (and nothing else).
+fn clear_tables(dir: &Path) -> Result<(), JobError> {
+    for sub in ["losses", "grundy", ".work"] {
+        let p = dir.join(sub);
+        if p.exists() {
+            fs::remove_dir_all(&p).map_err(io_err(&p))?;
+        }
+    }
+    for f in ["summary.csv", "summary.json", "grundy_histogram.csv", MANIFEST] {
+        let _ = fs::remove_file(dir.join(f));
+    }
+    Ok(())
 }
 
 /// Rebuilds the in-memory state of completed levels from their tables.
