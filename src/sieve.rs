@@ -21,13 +21,16 @@ use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Sources are dealt to ranks in chunks of this many (round robin).
-const SOURCE_CHUNK: usize = 16;
+/// Sources are dealt to ranks one at a time, round robin (finer dealing
+/// balances the marks best; measured against chunks of 16 and 64).
+const SOURCE_CHUNK: usize = 1;
+/// Sources per rayon task.
+const TASK_SOURCES: usize = 256;
 
 /// The losses found so far, as explicit rows: the sources of the sieve.
 ///
 /// Losses are numbered in the order they are found (level, then rank). With
-/// several ranks, loss `i` belongs to rank `(i / 16) % ranks`, and a rank
+/// several ranks, loss `i` belongs to rank `i % ranks`, and a rank
 /// keeps the rows of its own losses only: each holds about `1/ranks` of them.
 #[derive(Clone)]
 pub struct LossSources {
@@ -125,7 +128,7 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
         let ctx = Ctx { ranking, sym, max_rows: universe.rows.unwrap_or(u32::MAX), max_cols: universe.cols.unwrap_or(u32::MAX), marks };
         let src = &*sources;
         src.refs
-            .par_chunks(SOURCE_CHUNK)
+            .par_chunks(TASK_SOURCES)
             .map_init(Scratch::default, |scratch, chunk| {
                 chunk
                     .iter()
