@@ -9,7 +9,7 @@
 //! In symmetric universes only canonical positions are evaluated; the value
 //! is stored for the conjugate too.
 
-use crate::cluster::{split_weighted, Comm};
+use crate::cluster::Comm;
 use crate::position::conjugate_rows;
 use crate::rank::Ranking;
 use rayon::prelude::*;
@@ -44,10 +44,8 @@ pub struct LevelGrundy {
 /// [`GrundyOverflow`] if a value does not fit a byte.
 pub fn grundy_level(ranking: &Ranking, n: u32, lower: &[&[u8]], out: &[AtomicU8], comm: &dyn Comm) -> Result<LevelGrundy, GrundyOverflow> {
     let sym = ranking.universe().is_symmetric();
-    let units = ranking.level_units(n);
-    let weights = if comm.size() > 1 { ranking.unit_weights(n, &units, sym) } else { vec![1; units.len()] };
-    let mine = split_weighted(&weights, comm.size(), comm.rank());
-    let results: Vec<Result<(u64, u64), GrundyOverflow>> = units[mine]
+    let results: Vec<Result<(u64, u64), GrundyOverflow>> = ranking
+        .level_share(n, sym, comm.rank(), comm.size())
         .par_iter()
         .map(|prefix| {
             let (mut evaluated, mut lookups) = (0u64, 0u64);

@@ -268,6 +268,19 @@ impl Ranking {
             .collect()
     }
 
+    /// Share `part` of `parts` of level `n`: a contiguous run of its work
+    /// units, balanced by the positions they visit (canonical ones only with
+    /// `canonical`). One part is the whole level.
+    pub fn level_share(&self, n: u32, canonical: bool, part: usize, parts: usize) -> Vec<Vec<u8>> {
+        let mut units = self.level_units(n);
+        if parts == 1 {
+            return units;
+        }
+        let weights = self.unit_weights(n, &units, canonical);
+        let mine = crate::cluster::split_weighted(&weights, parts, part);
+        units.drain(mine).collect()
+    }
+
     /// The work units of a level: prefixes of one or two rows whose ranges
     /// tile the level in rank order (finer than top-row blocks, for balance).
     pub fn level_units(&self, n: u32) -> Vec<Vec<u8>> {

@@ -13,7 +13,7 @@
 //! (no more rows than columns) are marked and scanned; the losses of the
 //! other half are the conjugates of canonical losses. This halves the work.
 
-use crate::cluster::{split_weighted, Comm};
+use crate::cluster::Comm;
 use crate::position::conjugate_rows;
 use crate::rank::Ranking;
 use crate::shard::MappedBits;
@@ -141,11 +141,9 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
     let marks = &*marks;
 
     // Scan this rank's contiguous share of the level for unmarked positions.
-    let units = ranking.level_units(n);
-    let weights = if comm.size() > 1 { ranking.unit_weights(n, &units, sym) } else { vec![1; units.len()] };
-    let mine = split_weighted(&weights, ranks, me);
     let scanned = AtomicU64::new(0);
-    let found: Vec<Vec<(u64, Vec<u8>)>> = units[mine]
+    let found: Vec<Vec<(u64, Vec<u8>)>> = ranking
+        .level_share(n, sym, me, ranks)
         .par_iter()
         .map(|prefix| {
             let mut out = Vec::new();
@@ -154,8 +152,7 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
             out
         })
         .collect();
-    // Units are in rank order, so the local losses are sorted by rank. Add
-    // the conjugates: a canonical loss with fewer rows than columns has one
+    // Add the conjugates: a canonical loss with fewer rows than columns has one
     // with more rows than columns, which the scan skipped; square-framed ones
     // (as many rows as columns) have square-framed conjugates, scanned too.
     let mut local: Vec<(u64, Vec<u8>)> = Vec::new();
