@@ -278,7 +278,16 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     if comm.size() > 1 {
         check_same_job(plan, dir, comm)?;
     }
-    let mut manifest = if root { prepare_dir(dir, plan, opts.force)? } else { fresh_manifest(plan) };
+    let mut manifest = if root {
+        let m = prepare_dir(dir, plan, opts.force)?;
+        // A run killed after its last checkpoint may have left shard files or
+        // temporary files behind: never part of the result. (Before the
+        // barrier: the other ranks create their shard directories after it.)
+        remove_leftovers(dir)?;
+        m
+    } else {
+        fresh_manifest(plan)
+    };
     comm.barrier();
     if !root {
         manifest = Manifest::read(dir)?;
@@ -520,6 +529,24 @@ fn prepare_dir(dir: &Path, plan: &Plan, force: bool) -> Result<Manifest, JobErro
     }
     fresh.write(dir)?;
     Ok(fresh)
+}
+
+/// Removes the work directory and temporary files (`*.tmp`) a killed run
+/// may have left in a table directory.
+fn remove_leftovers(dir: &Path) -> Result<(), JobError> {
+    let work = dir.join(".work");
+    if work.exists() {
+        fs::remove_dir_all(&work).map_err(io_err(&work))?;
+    }
+    for sub in [dir.to_path_buf(), dir.join("losses"), dir.join("grundy")] {
+        let Ok(entries) = fs::read_dir(&sub) else { continue };
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().ends_with(".tmp") {
+                fs::remove_file(entry.path()).map_err(io_err(&entry.path()))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Removes what a run writes into a table directory (and nothing else).

@@ -278,19 +278,6 @@ fn single_rows_and_hooks() {
     }
 }
 
-/// chomp.md's closed form for two rows, top `n`, second `m` (`0 <= m <= n`).
-fn two_row_grundy(n: u32, m: u32) -> u32 {
-    let (k, same_parity) = if n % 2 == 0 { ((n - 2) / 2, m % 2 == 0) } else { ((n - 1) / 2, m % 2 == 1) };
-    let a = m / 2; // m/2 for even m, (m-1)/2 for odd m
-    if same_parity {
-        2 * k + a + 1
-    } else if 2 * a <= k {
-        2 * k - a
-    } else {
-        3 * (k - a)
-    }
-}
-
 #[test]
 fn two_row_closed_form_below_60() {
     // A 2 x 59 box holds every two-row position with a top row below 60.
@@ -299,7 +286,7 @@ fn two_row_closed_form_below_60() {
     for n in 1..60u32 {
         for m in 0..=n {
             let p = if m == 0 { pos(&[n]) } else { pos(&[n, m]) };
-            let want = two_row_grundy(n, m);
+            let want = chomp_tables::closed_form::two_rows(n, m);
             assert_eq!(t.grundy(&p).unwrap(), Some(want as u8), "({n}, {m})");
             let want_outcome = if want == 0 { Outcome::Loss } else { Outcome::Win };
             assert_eq!(t.outcome(&p).unwrap(), want_outcome, "({n}, {m})");
