@@ -437,7 +437,7 @@ fn check_memory(
             )));
         }
     } else if let Some(avail) = available_memory() {
-        let held = peak_rss_kib().min(current_rss_kib()) * 1024;
+        let held = current_rss_kib() * 1024;
         if need.saturating_sub(held) > avail {
             return Err(JobError::Memory(format!(
                 "level {n} needs about {}, only {} is available; {kept}: rerun on a larger machine (or more ranks) to resume",
@@ -579,8 +579,8 @@ fn reload(
         let stats = &manifest.levels[n as usize - 1];
         let header = Header::new(Kind::Losses, &plan.universe, n, size, stats.losses);
         let path = level_path(dir, Kind::Losses, n);
-        check_listed(manifest, dir, &level_name(Kind::Losses, n))?;
-        let bitmap = table::read_losses(&path, &header)?;
+        let bytes = manifest.read_listed(dir, &level_name(Kind::Losses, n))?;
+        let (_, bitmap) = table::decode_losses(&path, &bytes, Some(&header))?;
         for rank in bitmap.iter() {
             sources.push_with(rank as u64, || {
                 ranking.unrank_into(n, rank as u64, &mut rows);
@@ -590,23 +590,12 @@ fn reload(
         if n <= plan.grundy_max_tiles {
             let header = Header::new(Kind::Grundy, &plan.universe, n, size, stats.losses);
             let path = level_path(dir, Kind::Grundy, n);
-            check_listed(manifest, dir, &level_name(Kind::Grundy, n))?;
-            let values = table::GrundyTable::read(&path, Some(&header))?.decode_all()?;
+            let bytes = manifest.read_listed(dir, &level_name(Kind::Grundy, n))?;
+            let values = table::GrundyTable::from_bytes(&path, bytes, Some(&header))?.decode_all()?;
             let raw = work.join(format!("g{n:04}.bin"));
             fs::write(&raw, &values).map_err(io_err(&raw))?;
             grundy_maps.push(Some(map_read_only(&raw).map_err(io_err(&raw))?));
         }
-    }
-    Ok(())
-}
-
-/// Checks a completed level's file against its manifest checksum.
-fn check_listed(manifest: &Manifest, dir: &Path, rel: &str) -> Result<(), JobError> {
-    let entry = manifest.files.get(rel).ok_or_else(|| JobError::Refused(format!("{}: manifest does not list {rel}", dir.display())))?;
-    let path = dir.join(rel);
-    let bytes = fs::read(&path).map_err(io_err(&path))?;
-    if sha256_hex(&bytes) != entry.sha256 {
-        return Err(JobError::Table(TableError::Corrupt { path, what: "checksum differs from manifest.json".into() }));
     }
     Ok(())
 }

@@ -156,6 +156,25 @@ impl Manifest {
         sha256_hex(m.canonical().as_bytes())
     }
 
+    /// Reads the listed file `rel` of table directory `dir`, checking its
+    /// size and SHA-256 against this manifest.
+    ///
+    /// # Errors
+    /// [`TableError::Corrupt`] when unlisted or different; I/O errors.
+    pub fn read_listed(&self, dir: &Path, rel: &str) -> Result<Vec<u8>, TableError> {
+        let path = dir.join(rel);
+        let corrupt = |what: String| TableError::Corrupt { path: path.clone(), what };
+        let entry = self.files.get(rel).ok_or_else(|| corrupt("not listed in manifest.json".into()))?;
+        let bytes = std::fs::read(&path).map_err(|e| TableError::io(&path, e))?;
+        if bytes.len() as u64 != entry.bytes {
+            return Err(corrupt(format!("{} bytes, manifest.json says {}", bytes.len(), entry.bytes)));
+        }
+        if sha256_hex(&bytes) != entry.sha256 {
+            return Err(corrupt("SHA-256 differs from manifest.json".into()));
+        }
+        Ok(bytes)
+    }
+
     /// Records a file written with these contents.
     pub fn add_file(&mut self, rel: &str, contents: &[u8]) {
         self.files.insert(rel.to_string(), FileEntry { bytes: contents.len() as u64, sha256: sha256_hex(contents) });

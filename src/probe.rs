@@ -1,7 +1,7 @@
 //! Probing a table directory: outcome, Grundy value, winning moves and all
 //! moves of a position, read lazily from the published tables.
 
-use crate::manifest::{sha256_hex, Manifest, ManifestError};
+use crate::manifest::{Manifest, ManifestError};
 use crate::position::Position;
 use crate::rank::Ranking;
 use crate::table::{self, level_path, GrundyTable, Header, Kind, TableError};
@@ -126,17 +126,6 @@ impl Tables {
         Ok((tiles, rank))
     }
 
-    /// Reads a file listed in the manifest and checks its size and SHA-256.
-    fn read_listed(&self, path: &Path, rel: &str) -> Result<Vec<u8>, ProbeError> {
-        let corrupt = |what: &str| ProbeError::Table(TableError::Corrupt { path: path.to_path_buf(), what: what.to_string() });
-        let entry = self.manifest.files.get(rel).ok_or_else(|| corrupt("not listed in manifest.json"))?;
-        let bytes = std::fs::read(path).map_err(|e| TableError::io(path, e))?;
-        if bytes.len() as u64 != entry.bytes || sha256_hex(&bytes) != entry.sha256 {
-            return Err(corrupt("size or SHA-256 differs from manifest.json"));
-        }
-        Ok(bytes)
-    }
-
     fn header(&self, kind: Kind, tiles: u32) -> Header {
         let losses = self.manifest.levels[tiles as usize - 1].losses;
         Header::new(kind, &self.manifest.universe, tiles, self.ranking.size(tiles), losses)
@@ -151,7 +140,7 @@ impl Tables {
             return Ok(b.clone());
         }
         let path = level_path(&self.dir, Kind::Losses, tiles);
-        let bytes = self.read_listed(&path, &table::level_name(Kind::Losses, tiles))?;
+        let bytes = self.manifest.read_listed(&self.dir, &table::level_name(Kind::Losses, tiles))?;
         let b = Arc::new(table::decode_losses(&path, &bytes, Some(&self.header(Kind::Losses, tiles)))?.1);
         self.losses.lock().unwrap().insert(tiles, b.clone());
         Ok(b)
@@ -167,7 +156,7 @@ impl Tables {
                 Some(t) => t,
                 None => {
                     let path = level_path(&self.dir, Kind::Grundy, tiles);
-                    let bytes = self.read_listed(&path, &table::level_name(Kind::Grundy, tiles))?;
+                    let bytes = self.manifest.read_listed(&self.dir, &table::level_name(Kind::Grundy, tiles))?;
                     let t = Arc::new(GrundyTable::from_bytes(&path, bytes, Some(&self.header(Kind::Grundy, tiles)))?);
                     self.grundy.lock().unwrap().insert(tiles, t.clone());
                     t

@@ -233,10 +233,6 @@ pub fn tmp_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, TableError> {
-    fs::read(path).map_err(|e| TableError::io(path, e))
-}
-
 /// Encodes a loss table: ranks must be increasing and below `header.positions`.
 pub fn encode_losses(header: &Header, ranks: &[u64]) -> Vec<u8> {
     let bitmap: RoaringBitmap = ranks.iter().map(|&r| u32::try_from(r).expect("level larger than 2^32 positions")).collect();
@@ -246,15 +242,6 @@ pub fn encode_losses(header: &Header, ranks: &[u64]) -> Vec<u8> {
     let mut out = header.encode(&payload).to_vec();
     out.extend_from_slice(&payload);
     out
-}
-
-/// Reads and fully checks a loss table; `want` is the header the run expects.
-///
-/// # Errors
-/// [`TableError`] for I/O errors, damaged files and tables of another run.
-pub fn read_losses(path: &Path, want: &Header) -> Result<RoaringBitmap, TableError> {
-    let bytes = read_file(path)?;
-    decode_losses(path, &bytes, Some(want)).map(|(_, b)| b)
 }
 
 /// Decodes a loss table image; checks it against `want` when given.
@@ -330,7 +317,7 @@ impl GrundyTable {
     /// # Errors
     /// [`TableError`] for I/O errors and damaged files.
     pub fn read(path: &Path, want: Option<&Header>) -> Result<Self, TableError> {
-        Self::from_bytes(path, read_file(path)?, want)
+        Self::from_bytes(path, fs::read(path).map_err(|e| TableError::io(path, e))?, want)
     }
 
     /// Checks a Grundy table image already in memory (`path` names it in errors).
