@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# MPI tests: the same job on 1, 2, 3 and 4 ranks (oversubscribed) gives
-# byte-identical tables, summary and manifest; a killed rank ends the job
-# within seconds and a rerun resumes to the same bytes; ranks running
+# MPI tests: the same job on 1, 2, 3 and 4 processes (oversubscribed) gives
+# byte-identical tables, summary and manifest; a killed process ends the job
+# within seconds and a rerun resumes to the same bytes; processes running
 # different jobs are refused. Every mpiexec runs under `timeout`.
 #
 # Usage: scripts/mpi-tests.sh   (needs mpich, libmpich-dev, libclang; see .ci/run)
@@ -21,7 +21,7 @@ bad() { echo "FAILED: $*"; fail=$((fail + 1)); }
 digest() { (cd "$1" && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16); }
 MPIEXEC=(timeout --kill-after=10 300 mpiexec)
 
-# 1. Byte-identical tables for 1..4 ranks (and the build without MPI).
+# 1. Byte-identical tables for 1..4 processes (and the build without MPI).
 for job in "--max-tiles 60 --grundy-max-tiles 40" "--rows 8 --cols 15 --grundy"; do
   name=$(echo "$job" | tr -dc 'a-z0-9')
   "$SOLO_BIN" solve $job --out "$T/$name-solo" --quiet
@@ -29,12 +29,12 @@ for job in "--max-tiles 60 --grundy-max-tiles 40" "--rows 8 --cols 15 --grundy";
   for k in 1 2 3 4; do
     RAYON_NUM_THREADS=1 "${MPIEXEC[@]}" -n $k "$MPI_BIN" solve $job --out "$T/$name-$k" 2>"$T/$name-$k.log"
     got=$(digest "$T/$name-$k")
-    if [ "$got" = "$want" ]; then ok "$job on $k ranks: identical to the single process ($got)"; else bad "$job on $k ranks: $got != $want"; fi
+    if [ "$got" = "$want" ]; then ok "$job on $k processes: identical to the single process ($got)"; else bad "$job on $k processes: $got != $want"; fi
   done
   grep -h "balance" "$T/$name-4.log" || true
 done
 
-# 2. A rank killed mid-run ends the whole job quickly, non-zero; a rerun resumes to the same bytes.
+# 2. A process killed mid-run ends the whole job quickly, non-zero; a rerun resumes to the same bytes.
 job="--max-tiles 78 --grundy-max-tiles 58"
 "$SOLO_BIN" solve $job --out "$T/kill-clean" --quiet
 want=$(digest "$T/kill-clean")
@@ -43,7 +43,7 @@ launcher=$!
 sleep 4
 victim=$(pgrep -f "$MPI_BIN solve $job --out $T/kill" | tail -n 1 || true)
 if [ -z "$victim" ]; then
-  bad "no rank process found to kill (job too short?)"
+  bad "no MPI process found to kill (job too short?)"
 else
   killed_at=$(date +%s%N)
   kill -9 "$victim"
@@ -53,7 +53,7 @@ else
   set -e
   took_ms=$((($(date +%s%N) - killed_at) / 1000000))
   took="$((took_ms / 1000)).$(printf %03d $((took_ms % 1000)))"
-  if [ "$rc" -ne 0 ] && [ "$took_ms" -lt 10000 ]; then ok "killed rank: job exited with $rc after ${took}s"; else bad "killed rank: exit $rc after ${took}s"; fi
+  if [ "$rc" -ne 0 ] && [ "$took_ms" -lt 10000 ]; then ok "killed process: job exited with $rc after ${took}s"; else bad "killed process: exit $rc after ${took}s"; fi
   done_levels=$(python3 -c "import json;print(json.load(open('$T/kill/manifest.json'))['levels_complete'])")
   "${MPIEXEC[@]}" -n 2 "$MPI_BIN" solve $job --out "$T/kill" 2>"$T/resume.log"
   got=$(digest "$T/kill")

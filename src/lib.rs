@@ -1,33 +1,43 @@
 //! # chomp-tables
 //!
-//! Solves 2-D Chomp level by level (a level is a tile count): the loss
-//! [`sieve`] decides which positions are losses for the player to move, the
-//! [`grundy`] pass computes Sprague–Grundy values, and the results are
-//! written as checksummed, compressed [`table`]s that [`probe`] reads back.
+//! Solves 2-D Chomp level by level (a level is a tile count): the loss sieve
+//! decides which positions are losses for the player to move, the Grundy
+//! pass computes Sprague–Grundy values, and the results are written as
+//! checksummed, compressed tables that a [`Tables`] reader answers from.
+//! The mathematics is in `docs/math.md`, the file formats in `FORMAT.md`.
 //!
-//! Modules follow the concepts of `chomp.md`: [`position`], [`rank`],
-//! [`universe`], [`sieve`], [`grundy`], [`closed_form`], [`ichomp`], [`shard`], [`table`], [`summary`],
-//! [`manifest`], [`job`], [`probe`], [`verify`], [`plot`], [`cluster`].
+//! One module per concept:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`game`] | positions, universes, closed forms, iChomp |
+//! | [`index`] | level sizes, ranking (position ↔ index), enumeration, work splitting |
+//! | [`store`] | the table format, the manifest, the table directory ([`TableDir`]) |
+//! | [`read`] | opening tables: outcomes, values, moves, openings, verification |
+//! | `solve` | the level driver, sieve, Grundy pass, memory model (feature `tool`) |
+//! | `cluster` | one process or MPI processes (feature `tool`; MPI with `mpi`) |
+//! | [`report`] | summaries (and plots, feature `tool`) |
+//!
+//! With `default-features = false` the crate is a reader only: positions,
+//! ranking, table decoding, the manifest and the probe, without rayon,
+//! memmap2, plotters, clap or MPI.
+#![warn(missing_docs)]
 
-pub mod closed_form;
+pub mod game;
+pub mod index;
+pub mod read;
+pub mod report;
+pub mod store;
+
+#[cfg(feature = "tool")]
 pub mod cluster;
-pub mod grundy;
-pub mod ichomp;
-pub mod job;
-pub mod manifest;
-pub mod plot;
-pub mod position;
-pub mod probe;
-pub mod rank;
-pub mod shard;
-pub mod sieve;
-pub mod summary;
-pub mod table;
-pub mod universe;
-pub mod verify;
+#[cfg(feature = "tool")]
+pub mod solve;
 
-pub use job::{JobFile, Plan};
-pub use position::{Position, PositionError};
-pub use probe::{Outcome, Tables};
-pub use rank::Ranking;
-pub use universe::{Universe, UniverseError};
+pub use game::{Position, PositionError, Universe, UniverseError};
+pub use index::Ranking;
+pub use read::{Answer, MoveInfo, Outcome, ProbeError, Tables};
+pub use store::{Manifest, TableDir};
+
+#[cfg(feature = "tool")]
+pub use solve::{JobError, JobFile, Options, Plan};

@@ -2,7 +2,7 @@
 //! a smaller level to each of its parents with exactly `n` tiles; the
 //! unmarked positions of level `n` are its losses.
 //!
-//! Parents are enumerated by the addable-corner rule of `chomp.md`: for a
+//! Parents are enumerated by the addable-corner rule (`docs/math.md`): for a
 //! corner `(a, b)` of a loss `L` with `t` rows of length `b` below it and room
 //! `w`, every non-empty partition `μ` (at most `t` parts, parts at most `w`)
 //! added to those rows gives a parent. The parent's rank is computed
@@ -14,14 +14,14 @@
 //! other half are the conjugates of canonical losses. This halves the work.
 
 use crate::cluster::Comm;
-use crate::position::conjugate_rows;
-use crate::rank::Ranking;
-use crate::shard::MappedBits;
+use crate::game::conjugate_rows;
+use crate::index::{split, Ranking, Visit};
+use crate::store::mapped::MappedBits;
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Sources are dealt to ranks one at a time, round robin (finer dealing
+/// Sources are dealt to processes one at a time, round robin (finer dealing
 /// balances the marks best; measured against chunks of 16 and 64).
 const SOURCE_CHUNK: usize = 1;
 /// Sources per rayon task.
@@ -30,8 +30,9 @@ const TASK_SOURCES: usize = 256;
 /// The losses found so far, as explicit rows: the sources of the sieve.
 ///
 /// Losses are numbered in the order they are found (level, then rank). With
-/// several ranks, loss `i` belongs to rank `i % ranks`, and a rank
-/// keeps the rows of its own losses only: each holds about `1/ranks` of them.
+/// several processes, loss `i` belongs to process `i % processes`, and a
+/// process keeps the rows of its own losses only: each holds about
+/// `1/processes` of them.
 #[derive(Clone)]
 pub struct LossSources {
     rows: Vec<u8>,
@@ -39,12 +40,12 @@ pub struct LossSources {
     /// Losses numbered so far, kept or not.
     total: u64,
     me: usize,
-    ranks: usize,
+    processes: usize,
 }
 
 impl Default for LossSources {
     fn default() -> Self {
-        Self::for_rank(0, 1)
+        Self::for_process(0, 1)
     }
 }
 
@@ -57,18 +58,18 @@ struct SourceRef {
 }
 
 impl LossSources {
-    /// An empty set for rank `me` of `ranks`.
-    pub fn for_rank(me: usize, ranks: usize) -> Self {
-        LossSources { rows: Vec::new(), refs: Vec::new(), total: 0, me, ranks }
+    /// An empty set for process `me` of `processes`.
+    pub fn for_process(me: usize, processes: usize) -> Self {
+        LossSources { rows: Vec::new(), refs: Vec::new(), total: 0, me, processes }
     }
 
-    /// Whether the next loss numbered belongs to this rank.
+    /// Whether the next loss numbered belongs to this process.
     pub fn owns_next(&self) -> bool {
-        (self.total / SOURCE_CHUNK as u64) % self.ranks as u64 == self.me as u64
+        (self.total / SOURCE_CHUNK as u64) % self.processes as u64 == self.me as u64
     }
 
     /// Numbers the next loss (rank `rank` in its level); keeps its rows if
-    /// this rank owns it, calling `rows` only then.
+    /// this process owns it, calling `rows` only then.
     pub fn push_with<'r>(&mut self, rank: u64, rows: impl FnOnce() -> std::borrow::Cow<'r, [u8]>) {
         if self.owns_next() {
             let rows = rows();
@@ -84,7 +85,7 @@ impl LossSources {
         self.push_with(rank, || std::borrow::Cow::Borrowed(rows));
     }
 
-    /// Number of losses held by this rank.
+    /// Number of losses held by this process.
     pub fn len(&self) -> usize {
         self.refs.len()
     }
@@ -108,22 +109,22 @@ impl LossSources {
 pub struct LevelLosses {
     /// Ranks of the losses of the level, increasing.
     pub ranks: Vec<u64>,
-    /// Marks pushed into the level by this rank (canonical parent, losing child pairs).
+    /// Marks pushed into the level by this process (canonical parent, losing child pairs).
     pub marks: u64,
-    /// Positions this rank scanned for marks.
+    /// Positions this process scanned for marks.
     pub scanned: u64,
 }
 
 /// Decides level `n`: marks every parent of every source, then collects the
 /// unmarked positions. `marks` must be a fresh, zeroed set of `ranking.size(n)`
-/// bits. With several ranks, each marks the parents of its share of the
+/// bits. With several processes, each marks the parents of its share of the
 /// sources and scans its share of the level; marks and losses are merged, so
-/// every rank ends with the same result. The level's losses are appended to
+/// every process ends with the same result. The level's losses are appended to
 /// `sources`.
 pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: &mut MappedBits, comm: &dyn Comm) -> LevelLosses {
     let universe = ranking.universe();
     let sym = universe.is_symmetric();
-    let (me, ranks) = (comm.rank(), comm.size());
+    let (me, processes) = (comm.process(), comm.processes());
     let marks_pushed: u64 = {
         let ctx = Ctx { ranking, sym, max_rows: universe.rows.unwrap_or(u32::MAX), max_cols: universe.cols.unwrap_or(u32::MAX), marks };
         let src = &*sources;
@@ -140,16 +141,15 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
     comm.or_words(marks.words_mut());
     let marks = &*marks;
 
-    // Scan this rank's contiguous share of the level for unmarked positions.
+    // Scan this process's contiguous share of the level for unmarked positions.
     let scanned = AtomicU64::new(0);
-    let found: Vec<Vec<(u64, Vec<u8>)>> = ranking
-        .level_share(n, sym, me, ranks)
+    let found: Vec<Vec<(u64, Vec<u8>)>> = split::level_share(ranking, n, sym, me, processes)
         .par_iter()
         .map(|prefix| {
-            let mut out = Vec::new();
-            let visited = scan_unmarked(ranking, n, prefix, sym, marks, &mut out);
+            let mut scan = Unmarked { ranking, marks, out: Vec::new() };
+            let visited = ranking.walk(n, prefix, sym, &mut scan);
             scanned.fetch_add(visited, Ordering::Relaxed);
-            out
+            scan.out
         })
         .collect();
     // Add the conjugates: a canonical loss with fewer rows than columns has one
@@ -164,7 +164,7 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
         local.push((rank, rows));
     }
     local.sort_unstable_by_key(|l| l.0);
-    let all: Vec<u64> = if ranks == 1 {
+    let all: Vec<u64> = if processes == 1 {
         local.iter().map(|l| l.0).collect()
     } else {
         // Exchange the losses as serialized roaring bitmaps.
@@ -173,11 +173,11 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
         bitmap.serialize_into(&mut bytes).expect("writing to memory");
         let mut all = RoaringBitmap::new();
         for part in comm.all_gather(&bytes) {
-            all |= RoaringBitmap::deserialize_from(&part[..]).expect("a bitmap serialized by a peer rank");
+            all |= RoaringBitmap::deserialize_from(&part[..]).expect("a bitmap serialized by a peer process");
         }
         all.iter().map(|r| r as u64).collect()
     };
-    // Keep the rows of the losses this rank owns (unranking those another rank found).
+    // Keep the rows of the losses this process owns (unranking those another one found).
     let mut local = local.into_iter().peekable();
     for &r in &all {
         let mine = local.next_if(|l| l.0 == r);
@@ -189,72 +189,31 @@ pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: 
     LevelLosses { ranks: all, marks: marks_pushed, scanned: scanned.into_inner() }
 }
 
-/// Collects the unmarked positions of level `n` with top rows `prefix`
-/// (canonical ones only with `canonical`), in rank order; returns the number
-/// of positions covered. Subtrees that the canonical bound does not cut are
-/// contiguous rank ranges: their clear bits are found a word at a time and
-/// only those positions are unranked.
-fn scan_unmarked(ranking: &Ranking, n: u32, prefix: &[u8], canonical: bool, marks: &MappedBits, out: &mut Vec<(u64, Vec<u8>)>) -> u64 {
-    let Some(&first) = prefix.first() else { return 0 };
-    let used: u32 = prefix.iter().map(|&r| r as u32).sum();
-    let max_rows = ranking.universe().rows.unwrap_or(n).min(n);
-    let max_rows = if canonical { max_rows.min(first as u32) } else { max_rows };
-    if used > n || prefix.len() as u32 > max_rows || prefix.windows(2).any(|w| w[0] < w[1]) {
-        return 0;
-    }
-    let mut rank = 0;
-    let mut s = n;
-    for (i, &v) in prefix.iter().enumerate() {
-        rank += ranking.contribution(s, i as u32, v as u32);
-        s -= v as u32;
-    }
-    let mut rows = prefix.to_vec();
-    let mut covered = 0;
-    scan_dfs(ranking, s, prefix[prefix.len() - 1] as u32, max_rows, rank, &mut rows, marks, out, &mut covered);
-    covered
+/// The scan: collects the unmarked positions of a share of the level in
+/// rank order. Subtrees that no row bound cuts are contiguous rank ranges:
+/// their clear bits are found a word at a time and only those positions
+/// are unranked.
+struct Unmarked<'a> {
+    ranking: &'a Ranking,
+    marks: &'a MappedBits,
+    out: Vec<(u64, Vec<u8>)>,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn scan_dfs(
-    rk: &Ranking,
-    s: u32,
-    prev: u32,
-    max_rows: u32,
-    rank: u64,
-    rows: &mut Vec<u8>,
-    marks: &MappedBits,
-    out: &mut Vec<(u64, Vec<u8>)>,
-    covered: &mut u64,
-) {
-    let i = rows.len() as u32;
-    if s == 0 {
-        *covered += 1;
-        if !marks.get(rank) {
-            out.push((rank, rows.clone()));
+impl Visit for Unmarked<'_> {
+    fn position(&mut self, rank: u64, rows: &[u8]) {
+        if !self.marks.get(rank) {
+            self.out.push((rank, rows.to_vec()));
         }
-        return;
     }
-    let rows_after = max_rows - i; // rows still allowed, this one included
-    if rows_after == 0 {
-        return;
-    }
-    if rows_after >= s {
-        // No row bound can bind (s tiles fill at most s rows): every
-        // completion with parts <= prev is in, as one contiguous range.
-        let count = rk.q(s, s, prev);
-        *covered += count;
-        marks.for_each_clear(rank, rank + count, |r| {
-            let mut full = rows.clone();
-            rk.unrank_suffix(s, prev, r - rank, &mut full);
+
+    fn range(&mut self, first: u64, count: u64, rows: &[u8], rest: u32, max_part: u32) -> bool {
+        let (ranking, out) = (self.ranking, &mut self.out);
+        self.marks.for_each_clear(first, first + count, |r| {
+            let mut full = rows.to_vec();
+            ranking.unrank_suffix(rest, max_part, r - first, &mut full);
             out.push((r, full));
         });
-        return;
-    }
-    let lo = s.div_ceil(rows_after).max(1);
-    for v in lo..=prev.min(s) {
-        rows.push(v as u8);
-        scan_dfs(rk, s - v, v, max_rows, rank + rk.contribution(s, i, v), rows, marks, out, covered);
-        rows.pop();
+        true
     }
 }
 

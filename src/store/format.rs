@@ -30,10 +30,10 @@
 //! Version 1 is frozen: a change to any field or encoding bumps the version,
 //! and readers refuse versions they do not know.
 
-use crate::universe::Universe;
+use crate::game::Universe;
 use roaring::RoaringBitmap;
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// Magic bytes at offset 0 of every table.
@@ -199,40 +199,6 @@ impl Header {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same
-/// directory, flushed to disk, then renamed over `path`.
-///
-/// # Errors
-/// I/O errors; the temporary file is removed on failure.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TableError> {
-    let tmp = tmp_path(path);
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent() {
-            // Make the rename itself durable; not every filesystem allows this.
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        TableError::io(path, e)
-    })
-}
-
-/// The temporary name a file is written under before its rename.
-pub fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp");
-    path.with_file_name(name)
-}
-
 /// Encodes a loss table: ranks must be increasing and below `header.positions`.
 pub fn encode_losses(header: &Header, ranks: &[u64]) -> Vec<u8> {
     let bitmap: RoaringBitmap = ranks.iter().map(|&r| u32::try_from(r).expect("level larger than 2^32 positions")).collect();
@@ -381,22 +347,6 @@ impl GrundyTable {
             return Err(TableError::corrupt(&self.path, format!("holds {zeros} zero values, header says {} losses", self.header.losses)));
         }
         Ok(out)
-    }
-}
-
-/// Path of a level's table inside a table directory.
-pub fn level_path(dir: &Path, kind: Kind, tiles: u32) -> PathBuf {
-    match kind {
-        Kind::Losses => dir.join("losses").join(format!("L{tiles:04}.cht")),
-        Kind::Grundy => dir.join("grundy").join(format!("G{tiles:04}.cht")),
-    }
-}
-
-/// The path of a level's table relative to the table directory (as listed in the manifest).
-pub fn level_name(kind: Kind, tiles: u32) -> String {
-    match kind {
-        Kind::Losses => format!("losses/L{tiles:04}.cht"),
-        Kind::Grundy => format!("grundy/G{tiles:04}.cht"),
     }
 }
 

@@ -2,8 +2,8 @@
 //! tile wins). A quadrant of misère value `g` is worth `g + 1` in normal
 //! play, an empty quadrant 0; the game's value is the XOR of the four.
 
-use crate::position::Position;
-use crate::probe::{ProbeError, Tables};
+use crate::game::Position;
+use crate::read::{ProbeError, Tables};
 use serde::Serialize;
 
 /// A winning move of an iChomp position.
@@ -33,8 +33,11 @@ pub struct Ichomp {
 /// Why an iChomp question cannot be answered.
 #[derive(Debug, thiserror::Error)]
 pub enum IchompError {
+    /// The tables hold no Grundy values at all.
+    #[error("these tables hold no Grundy values (solve with --grundy-max-tiles or --grundy); iChomp needs them")]
+    NoGrundyTables,
     /// A quadrant's level has no Grundy values in the tables.
-    #[error("quadrant {quadrant} ({tiles} tiles) has no Grundy value in these tables (computed to {max} tiles)")]
+    #[error("quadrant {quadrant} ({tiles} tiles) has no Grundy value in these tables (they hold values for 1..={max} tiles)")]
     NoGrundy {
         /// Quadrant 1..=4.
         quadrant: usize,
@@ -59,11 +62,15 @@ pub enum IchompError {
 /// # Errors
 /// [`IchompError`] when a quadrant is outside the tables or lacks Grundy values.
 pub fn analyze(tables: &Tables, quadrants: &[Option<Position>; 4]) -> Result<Ichomp, IchompError> {
+    let m = tables.manifest();
+    if m.grundy_max_tiles == 0 {
+        return Err(IchompError::NoGrundyTables);
+    }
     let mut values = [0u32; 4];
     for (i, q) in quadrants.iter().enumerate() {
         if let Some(p) = q {
             let g = tables.grundy(p).map_err(|source| IchompError::Probe { quadrant: i + 1, source })?;
-            let g = g.ok_or(IchompError::NoGrundy { quadrant: i + 1, tiles: p.tiles(), max: tables.manifest().grundy_max_tiles })?;
+            let g = g.ok_or(IchompError::NoGrundy { quadrant: i + 1, tiles: p.tiles(), max: m.grundy_max_tiles.min(m.levels_complete) })?;
             values[i] = g as u32 + 1;
         }
     }

@@ -1,45 +1,26 @@
 //! Probing a table directory: outcome, Grundy value, winning moves and all
 //! moves of a position, read lazily from the published tables.
 
-use crate::manifest::{Manifest, ManifestError};
-use crate::position::Position;
-use crate::rank::Ranking;
-use crate::table::{self, level_path, GrundyTable, Header, Kind, TableError};
+use super::answer::{Answer, MoveInfo, Outcome};
+use crate::game::Position;
+use crate::index::Ranking;
+use crate::store::{GrundyTable, Manifest, ManifestError, TableDir, TableError};
 use roaring::RoaringBitmap;
-use serde::Serialize;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
-
-/// Win or loss for the player to move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    /// The player to move can force a win.
-    Win,
-    /// Every move leads to a win for the opponent.
-    Loss,
-}
-
-impl Outcome {
-    /// `"win"` or `"loss"`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Outcome::Win => "win",
-            Outcome::Loss => "loss",
-        }
-    }
-}
 
 /// Errors of a probe: about the question, or about the tables.
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
-    /// The position is not covered by the tables' universe.
-    #[error("position {position} is outside the tables ({universe})")]
+    /// The position is not covered by the tables' universe (nor is its transpose).
+    #[error("position {position} ({size}) is outside the tables ({universe})")]
     Outside {
         /// The position asked about.
         position: String,
-        /// The tables' universe.
+        /// Its size: rows, columns and tiles.
+        size: String,
+        /// The tables' bounds.
         universe: String,
     },
     /// The level is beyond what the run has completed.
@@ -58,26 +39,12 @@ pub enum ProbeError {
     Manifest(#[from] ManifestError),
 }
 
-/// One move with what it leads to.
-#[derive(Clone, Debug, Serialize)]
-pub struct MoveInfo {
-    /// The bitten cell, `[row, col]`, 0-based.
-    #[serde(rename = "move")]
-    pub cell: [u32; 2],
-    /// The position after the move.
-    pub position: Vec<u8>,
-    /// Outcome of that position for the player then to move.
-    pub outcome: Outcome,
-    /// Its misère Grundy value, when computed.
-    pub grundy: Option<u8>,
-}
-
 /// Decoded Grundy blocks by (level, block index).
 type BlockCache = HashMap<(u32, usize), Arc<Vec<u8>>>;
 
 /// An open table directory.
 pub struct Tables {
-    dir: PathBuf,
+    dir: TableDir,
     manifest: Manifest,
     ranking: Ranking,
     losses: Mutex<HashMap<u32, Arc<RoaringBitmap>>>,
@@ -91,17 +58,11 @@ impl Tables {
     /// # Errors
     /// [`ProbeError`] when the manifest is missing or invalid.
     pub fn open(dir: &Path) -> Result<Self, ProbeError> {
-        let manifest = Manifest::read(dir)?;
+        let dir = TableDir::new(dir);
+        let manifest = dir.read_manifest()?;
         let ranking = Ranking::new(&manifest.universe)
-            .map_err(|e| ManifestError::Invalid { path: dir.join("manifest.json").display().to_string(), what: e.to_string() })?;
-        Ok(Tables {
-            dir: dir.to_path_buf(),
-            manifest,
-            ranking,
-            losses: Default::default(),
-            grundy: Default::default(),
-            blocks: Default::default(),
-        })
+            .map_err(|e| ManifestError::Invalid { path: dir.manifest_path().display().to_string(), what: e.to_string() })?;
+        Ok(Tables { dir, manifest, ranking, losses: Default::default(), grundy: Default::default(), blocks: Default::default() })
     }
 
     /// The manifest.
@@ -114,21 +75,28 @@ impl Tables {
         &self.ranking
     }
 
+    /// The directory.
+    pub fn dir(&self) -> &TableDir {
+        &self.dir
+    }
+
+    /// Level and rank of a position; a position outside a box whose
+    /// transpose is inside (15 rows of the 8×15 box) is found by its
+    /// transpose, which has the same outcome and value.
     fn locate(&self, p: &Position) -> Result<(u32, u64), ProbeError> {
-        let rank = self
-            .ranking
-            .rank(p)
-            .ok_or_else(|| ProbeError::Outside { position: p.to_string(), universe: self.manifest.universe.describe() })?;
+        let rank = self.ranking.rank(p).or_else(|| self.ranking.rank(&p.conjugate())).ok_or_else(|| {
+            let plural = |n: u32, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+            ProbeError::Outside {
+                position: p.to_string(),
+                size: format!("{}, {}, {}", plural(p.height(), "row"), plural(p.width(), "column"), plural(p.tiles(), "tile")),
+                universe: self.manifest.universe.bounds(),
+            }
+        })?;
         let tiles = p.tiles();
         if tiles > self.manifest.levels_complete {
             return Err(ProbeError::MissingLevel { tiles, complete: self.manifest.levels_complete });
         }
         Ok((tiles, rank))
-    }
-
-    fn header(&self, kind: Kind, tiles: u32) -> Header {
-        let losses = self.manifest.levels[tiles as usize - 1].losses;
-        Header::new(kind, &self.manifest.universe, tiles, self.ranking.size(tiles), losses)
     }
 
     /// The loss set of a level (loaded and checked on first use).
@@ -139,9 +107,7 @@ impl Tables {
         if let Some(b) = self.losses.lock().unwrap().get(&tiles) {
             return Ok(b.clone());
         }
-        let path = level_path(&self.dir, Kind::Losses, tiles);
-        let bytes = self.manifest.read_listed(&self.dir, &table::level_name(Kind::Losses, tiles))?;
-        let b = Arc::new(table::decode_losses(&path, &bytes, Some(&self.header(Kind::Losses, tiles)))?.1);
+        let b = Arc::new(self.dir.read_losses(&self.manifest, tiles)?);
         self.losses.lock().unwrap().insert(tiles, b.clone());
         Ok(b)
     }
@@ -155,9 +121,7 @@ impl Tables {
             match cached {
                 Some(t) => t,
                 None => {
-                    let path = level_path(&self.dir, Kind::Grundy, tiles);
-                    let bytes = self.manifest.read_listed(&self.dir, &table::level_name(Kind::Grundy, tiles))?;
-                    let t = Arc::new(GrundyTable::from_bytes(&path, bytes, Some(&self.header(Kind::Grundy, tiles)))?);
+                    let t = Arc::new(self.dir.read_grundy(&self.manifest, tiles)?);
                     self.grundy.lock().unwrap().insert(tiles, t.clone());
                     t
                 }
@@ -227,48 +191,26 @@ impl Tables {
         w.sort();
         Ok(w)
     }
-}
 
-/// Winning first moves of one rectangle.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Opening {
-    /// Rows of the rectangle.
-    pub rows: u32,
-    /// Columns of the rectangle.
-    pub cols: u32,
-    /// Its winning moves, row-major.
-    pub winning_moves: Vec<[u32; 2]>,
-}
-
-/// Every rectangle `rows × cols` inside the tables (within their bounds and
-/// completed levels) with its winning first moves, by rows then columns.
-///
-/// # Errors
-/// [`ProbeError`] for damaged tables.
-pub fn rectangle_openings(t: &Tables) -> Result<Vec<Opening>, ProbeError> {
-    let m = t.manifest();
-    let top = m.levels_complete;
-    let max_rows = m.universe.rows.unwrap_or(top).min(top);
-    let max_cols = m.universe.cols.unwrap_or(top).min(top);
-    let mut out = Vec::new();
-    for rows in 1..=max_rows {
-        for cols in 1..=max_cols {
-            if rows * cols > top {
-                break;
-            }
-            let p = Position::new(&vec![cols; rows as usize]).expect("a rectangle is a position");
-            out.push(Opening { rows, cols, winning_moves: t.winning_moves(&p)? });
-        }
+    /// The full answer for one position: outcome, values, winning moves and
+    /// every move best first (what `chomp query --json` prints).
+    ///
+    /// # Errors
+    /// [`ProbeError`] for positions outside the tables and damaged tables.
+    pub fn answer(&self, p: &Position) -> Result<Answer, ProbeError> {
+        let outcome = self.outcome(p)?;
+        let grundy = self.grundy(p)?;
+        let moves = self.moves(p)?;
+        let mut winning_moves: Vec<[u32; 2]> = moves.iter().filter(|m| m.outcome == Outcome::Loss).map(|m| m.cell).collect();
+        winning_moves.sort();
+        Ok(Answer {
+            position: p.rows().to_vec(),
+            tiles: p.tiles(),
+            outcome,
+            grundy,
+            grundy_normal: grundy.map(|g| g as u32 + 1),
+            winning_moves,
+            moves,
+        })
     }
-    Ok(out)
-}
-
-/// The openings as CSV: `rows,cols,winning_moves` with moves as space-separated `row:col`.
-pub fn openings_csv(openings: &[Opening]) -> String {
-    let mut s = String::from("rows,cols,winning_moves\n");
-    for o in openings {
-        let moves: Vec<String> = o.winning_moves.iter().map(|[r, c]| format!("{r}:{c}")).collect();
-        s.push_str(&format!("{},{},{}\n", o.rows, o.cols, moves.join(" ")));
-    }
-    s
 }

@@ -11,10 +11,10 @@
 //!
 //! (the positions sharing rows `0..i` and with a shorter row `i`). Positions
 //! sharing a top-row length form a contiguous range starting at
-//! `Q(n, R, c − 1)`: the unit for sharding a level.
+//! `Q(n, R, c − 1)`: the unit for sharding a level. See `docs/math.md`,
+//! "Ranking".
 
-use crate::position::Position;
-use crate::universe::{Universe, UniverseError};
+use crate::game::{Position, Universe, UniverseError};
 
 /// Count table `Q(s, r, m)` of a universe, with rank and unrank.
 #[derive(Clone, Debug)]
@@ -119,25 +119,12 @@ impl Ranking {
         self.table[self.index(suffix, rows_left, v - 1)]
     }
 
-    /// Rows left below row `row` (inclusive) under the row bound, or `u32::MAX`.
-    pub fn rows_left(&self, row: u32) -> u32 {
-        match self.universe.rows {
-            Some(r) => r.saturating_sub(row),
-            None => u32::MAX,
-        }
-    }
-
     /// Number of positions with `n` tiles in the universe (0 outside `1..=max_tiles`).
     pub fn size(&self, n: u32) -> u64 {
         if n == 0 || n > self.max_tiles {
             return 0;
         }
         self.q(n, self.universe.rows.unwrap_or(n), self.max_part)
-    }
-
-    /// First rank of the positions with `n` tiles whose top row has length `c`.
-    pub fn block_start(&self, n: u32, c: u32) -> u64 {
-        self.q(n, self.universe.rows.unwrap_or(n), c - 1)
     }
 
     /// Rank of a position of the universe within its level.
@@ -192,128 +179,18 @@ impl Ranking {
         }
     }
 
-    /// Calls `f(rank, rows)` for every position of level `n` whose top row is
-    /// `first`, in rank order. With `canonical`, only positions with no more
-    /// rows than columns are visited (one of each conjugate pair, for
-    /// symmetric universes).
-    pub fn for_each_in_block(&self, n: u32, first: u32, canonical: bool, f: impl FnMut(u64, &[u8])) {
-        self.for_each_with_prefix(n, &[first as u8], canonical, f)
+    /// Largest part (row length) the count table holds.
+    pub(crate) fn max_part(&self) -> u32 {
+        self.max_part
     }
 
-    /// Like [`Ranking::for_each_in_block`], for the positions of level `n`
-    /// whose top rows are `prefix` (a contiguous rank range too).
-    pub fn for_each_with_prefix(&self, n: u32, prefix: &[u8], canonical: bool, mut f: impl FnMut(u64, &[u8])) {
-        let Some(&first) = prefix.first() else { return };
-        let first = first as u32;
-        let max_rows = self.universe.rows.unwrap_or(n).min(n);
-        let max_rows = if canonical { max_rows.min(first) } else { max_rows };
-        let used: u32 = prefix.iter().map(|&r| r as u32).sum();
-        if first == 0 || used > n || first > self.max_part || prefix.len() as u32 > max_rows || prefix.windows(2).any(|w| w[0] < w[1]) {
-            return;
-        }
-        let mut rows = [0u8; 256];
-        let mut rank = 0;
-        let mut s = n;
-        for (i, &v) in prefix.iter().enumerate() {
-            if v == 0 {
-                return;
-            }
-            rows[i] = v;
-            rank += self.contribution(s, i as u32, v as u32);
-            s -= v as u32;
-        }
-        let last = prefix[prefix.len() - 1] as u32;
-        self.block_dfs(s, prefix.len() as u32, last, max_rows, rank, &mut rows, &mut f);
-    }
-
-    /// Number of positions of level `n` whose top rows are `prefix`.
-    pub fn prefix_size(&self, n: u32, prefix: &[u8]) -> u64 {
-        let used: u32 = prefix.iter().map(|&r| r as u32).sum();
-        let Some(&last) = prefix.last() else { return 0 };
-        if used > n {
-            return 0;
-        }
-        let rows_left = self.universe.rows.map_or(u32::MAX, |r| r.saturating_sub(prefix.len() as u32));
-        if rows_left == 0 {
-            return (used == n) as u64;
-        }
-        self.q(n - used, rows_left, last as u32)
-    }
-
-    /// Positions each unit of level `n` visits (only canonical ones, with no
-    /// more rows than columns, with `canonical`): the weights that balance a
-    /// split of the level. Counted from a table, without visiting them.
-    pub fn unit_weights(&self, n: u32, units: &[Vec<u8>], canonical: bool) -> Vec<u64> {
-        if !canonical {
-            return units.iter().map(|u| self.prefix_size(n, u)).collect();
-        }
-        let all_rows = self.bounded.get_or_init(|| {
+    /// The same counts with a plane for every row bound (built on first
+    /// use; the split of a level counts canonical positions with it).
+    pub(crate) fn row_bounded(&self) -> &Ranking {
+        self.bounded.get_or_init(|| {
             let u = Universe { rows: Some(self.max_tiles.saturating_sub(1).max(1)), cols: self.universe.cols, tiles: Some(self.max_tiles) };
             Ranking::new(&u).expect("a smaller table than this one")
-        });
-        units
-            .iter()
-            .map(|u| {
-                let used: u32 = u.iter().map(|&r| r as u32).sum();
-                let rows = self.universe.rows.unwrap_or(n).min(n).min(u[0] as u32);
-                if used > n || (u.len() as u32) > rows {
-                    return 0;
-                }
-                let rest = n - used;
-                if rest == 0 {
-                    return 1;
-                }
-                all_rows.q(rest, rows - u.len() as u32, u[u.len() - 1] as u32)
-            })
-            .collect()
-    }
-
-    /// Share `part` of `parts` of level `n`: a contiguous run of its work
-    /// units, balanced by the positions they visit (canonical ones only with
-    /// `canonical`). One part is the whole level.
-    pub fn level_share(&self, n: u32, canonical: bool, part: usize, parts: usize) -> Vec<Vec<u8>> {
-        let mut units = self.level_units(n);
-        if parts == 1 {
-            return units;
-        }
-        let weights = self.unit_weights(n, &units, canonical);
-        let mine = crate::cluster::split_weighted(&weights, parts, part);
-        units.drain(mine).collect()
-    }
-
-    /// The work units of a level: prefixes of one or two rows whose ranges
-    /// tile the level in rank order (finer than top-row blocks, for balance).
-    pub fn level_units(&self, n: u32) -> Vec<Vec<u8>> {
-        let mut units = Vec::new();
-        for c in 1..=n.min(self.max_part) {
-            if c == n || self.universe.rows == Some(1) {
-                units.push(vec![c as u8]);
-                continue;
-            }
-            for second in 1..=c.min(n - c) {
-                units.push(vec![c as u8, second as u8]);
-            }
-        }
-        units
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn block_dfs(&self, s: u32, i: u32, prev: u32, max_rows: u32, rank: u64, rows: &mut [u8; 256], f: &mut impl FnMut(u64, &[u8])) {
-        if s == 0 {
-            f(rank, &rows[..i as usize]);
-            return;
-        }
-        let rows_after = max_rows - i; // rows still allowed, this one included
-        if rows_after == 0 {
-            return;
-        }
-        // v must leave s - v for rows_after - 1 rows of length <= v.
-        let lo = s.div_ceil(rows_after).max(1);
-        for v in lo..=prev.min(s) {
-            rows[i as usize] = v as u8;
-            let r = rank + self.contribution(s, i, v);
-            self.block_dfs(s - v, i + 1, v, max_rows, r, rows, f);
-        }
+        })
     }
 }
 
@@ -346,7 +223,7 @@ mod tests {
             for n in 1..=r.max_tiles() {
                 let mut seen = 0;
                 for first in 1..=n {
-                    r.for_each_in_block(n, first, false, |rank, rows| {
+                    r.for_each_with_prefix(n, &[first as u8], false, |rank, rows| {
                         assert_eq!(rank, seen, "block order is rank order");
                         assert_eq!(r.rank_rows(rows), rank);
                         assert_eq!(r.unrank(n, rank).unwrap().rows(), rows);
@@ -363,8 +240,8 @@ mod tests {
         for u in [Universe::tiles(40), Universe::boxed(7, 7), Universe { rows: Some(5), cols: Some(5), tiles: Some(18) }] {
             let r = Ranking::new(&u).unwrap();
             for n in 1..=r.max_tiles() {
-                let units = r.level_units(n);
-                let weights = r.unit_weights(n, &units, true);
+                let units = crate::index::split::level_units(&r, n);
+                let weights = crate::index::split::unit_weights(&r, n, &units, true);
                 for (unit, w) in units.iter().zip(weights) {
                     let mut count = 0;
                     r.for_each_with_prefix(n, unit, true, |_, _| count += 1);

@@ -1,7 +1,7 @@
 //! Positions of 2-D Chomp: Young diagrams given by their row lengths.
 //!
 //! A position is a non-increasing sequence of positive row lengths, top row
-//! first; cell `(0, 0)` is the poisoned tile. See `chomp.md` for the rules.
+//! first; cell `(0, 0)` is the poisoned tile. See `docs/math.md` for the rules.
 
 use std::fmt;
 use std::str::FromStr;
@@ -30,6 +30,12 @@ pub enum PositionError {
         index: usize,
         /// The offending text.
         token: String,
+    },
+    /// Two commas with no row between them (or a comma at either end).
+    #[error("row {index} is missing: two commas with nothing between them, or a comma at an end")]
+    MissingRow {
+        /// 0-based row index.
+        index: usize,
     },
     /// A row of length zero.
     #[error("row {index} has length 0; list only non-empty rows")]
@@ -162,12 +168,26 @@ pub fn conjugate_rows(rows: &[u8]) -> Vec<u8> {
 impl FromStr for Position {
     type Err = PositionError;
 
-    /// Parses `"5 3 3 1 1"` or `"5,3,3,1,1"` (spaces and commas may mix).
+    /// Parses `"5 3 3 1 1"` or `"5,3,3,1,1"` (spaces may surround commas;
+    /// an empty row between two commas is an error).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut rows = Vec::new();
-        for (index, token) in s.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()).enumerate() {
-            let len: u32 = token.parse().map_err(|_| PositionError::BadToken { index, token: token.to_string() })?;
-            rows.push(len);
+        let pieces: Vec<&str> = s.split(',').collect();
+        for piece in &pieces {
+            let before = rows.len();
+            for token in piece.split_whitespace() {
+                let index = rows.len();
+                let len = match token.parse::<u32>() {
+                    Ok(len) => len,
+                    // Digits only, yet no u32: a number, just far too large.
+                    Err(_) if token.bytes().all(|b| b.is_ascii_digit()) => return Err(PositionError::TooLarge),
+                    Err(_) => return Err(PositionError::BadToken { index, token: token.to_string() }),
+                };
+                rows.push(len);
+            }
+            if pieces.len() > 1 && rows.len() == before {
+                return Err(PositionError::MissingRow { index: rows.len() });
+            }
         }
         Position::new(&rows)
     }
@@ -207,6 +227,11 @@ mod tests {
         assert!(matches!("".parse::<Position>(), Err(PositionError::Empty)));
         assert!(matches!("-1".parse::<Position>(), Err(PositionError::BadToken { .. })));
         assert!(matches!("256".parse::<Position>(), Err(PositionError::TooLarge)));
+        assert!(matches!("99999999999999999999".parse::<Position>(), Err(PositionError::TooLarge)));
+        assert!(matches!("3,,2".parse::<Position>(), Err(PositionError::MissingRow { index: 1 })));
+        assert!(matches!(",3".parse::<Position>(), Err(PositionError::MissingRow { index: 0 })));
+        assert!(matches!("3,".parse::<Position>(), Err(PositionError::MissingRow { index: 1 })));
+        assert_eq!("3, 2 ,1".parse::<Position>().unwrap().to_string(), "3 2 1");
     }
 
     #[test]

@@ -3,11 +3,10 @@
 //! agree, a Grundy value is the mex of its children's, rank and unrank are
 //! inverse).
 
-use crate::manifest::{sha256_hex, Manifest};
-use crate::position::Position;
-use crate::probe::{Outcome, ProbeError, Tables};
-use crate::summary::{grundy_histogram_csv, summary_csv, summary_json};
-use crate::table::{self, level_name, level_path, Header, Kind};
+use super::{Outcome, ProbeError, Tables};
+use crate::game::Position;
+use crate::store::{sha256_hex, Kind, Manifest, TableDir};
+use std::ops::RangeInclusive;
 use std::path::Path;
 
 /// What `verify` found.
@@ -19,6 +18,15 @@ pub struct VerifyReport {
     pub tables: usize,
     /// Positions sampled for game invariants.
     pub samples: u64,
+    /// The levels sampled (the requested range clipped to the completed
+    /// levels), or `None` when that range holds no completed level.
+    pub sampled_levels: Option<RangeInclusive<u32>>,
+    /// Levels completed by the run (from the manifest).
+    pub levels_complete: u32,
+    /// The run's last planned level.
+    pub levels_planned: u32,
+    /// Whether the run finished (every level and the summaries written).
+    pub complete: bool,
     /// One line per problem found; empty when all is well.
     pub failures: Vec<String>,
 }
@@ -56,69 +64,58 @@ pub fn verify(dir: &Path, samples: u64, seed: u64) -> Result<VerifyReport, Probe
 ///
 /// # Errors
 /// As [`verify`].
-pub fn verify_levels(dir: &Path, samples: u64, seed: u64, levels: std::ops::RangeInclusive<u32>) -> Result<VerifyReport, ProbeError> {
-    let manifest = Manifest::read(dir)?;
-    let mut report = VerifyReport::default();
-    check_files(dir, &manifest, &mut report);
+pub fn verify_levels(dir: &Path, samples: u64, seed: u64, levels: RangeInclusive<u32>) -> Result<VerifyReport, ProbeError> {
+    let dir = TableDir::new(dir);
+    let manifest = dir.read_manifest()?;
+    let mut report = VerifyReport {
+        levels_complete: manifest.levels_complete,
+        levels_planned: manifest.universe.max_tiles(),
+        complete: manifest.complete,
+        ..Default::default()
+    };
+    let (lo, hi) = ((*levels.start()).max(1), (*levels.end()).min(manifest.levels_complete));
+    report.sampled_levels = (lo <= hi).then_some(lo..=hi);
+    check_files(&dir, &manifest, &mut report);
     if !report.failures.is_empty() {
         return Ok(report);
     }
-    let tables = Tables::open(dir)?;
-    check_tables(dir, &tables, &mut report);
+    let tables = Tables::open(dir.path())?;
+    check_tables(&tables, &mut report);
     if !report.failures.is_empty() {
         return Ok(report);
     }
-    check_samples(&tables, samples, seed, levels, &mut report);
+    if let Some(levels) = report.sampled_levels.clone() {
+        check_samples(&tables, samples, seed, levels, &mut report);
+    }
     Ok(report)
 }
 
-fn check_files(dir: &Path, m: &Manifest, report: &mut VerifyReport) {
+fn check_files(dir: &TableDir, m: &Manifest, report: &mut VerifyReport) {
     for rel in m.files.keys() {
-        match m.read_listed(dir, rel) {
+        match m.read_listed(dir.path(), rel) {
             Err(e) => report.failures.push(e.to_string()),
             Ok(_) => report.files += 1,
         }
     }
-    let mut expected: Vec<String> = Vec::new();
-    for n in 1..=m.levels_complete {
-        expected.push(level_name(Kind::Losses, n));
-        if n <= m.grundy_max_tiles {
-            expected.push(level_name(Kind::Grundy, n));
-        }
-    }
-    if m.complete {
-        expected.push("summary.csv".into());
-        expected.push("summary.json".into());
-        if m.grundy_max_tiles > 0 {
-            expected.push("grundy_histogram.csv".into());
-        }
-    }
-    for rel in expected {
+    let manifest_path = dir.manifest_path();
+    for rel in TableDir::expected_files(m) {
         if !m.files.contains_key(&rel) {
-            report.failures.push(format!("{}: manifest does not list {rel}", dir.join("manifest.json").display()));
+            report.failures.push(format!("{}: manifest does not list {rel}", manifest_path.display()));
         }
     }
     if m.levels.len() != m.levels_complete as usize || m.levels.iter().enumerate().any(|(i, l)| l.tiles != i as u32 + 1) {
-        report.failures.push(format!(
-            "{}: level statistics do not cover levels 1..={}",
-            dir.join("manifest.json").display(),
-            m.levels_complete
-        ));
+        report.failures.push(format!("{}: level statistics do not cover levels 1..={}", manifest_path.display(), m.levels_complete));
     }
     if m.complete {
-        let mut derived = vec![("summary.csv", summary_csv(&m.levels)), ("summary.json", summary_json(&m.levels))];
-        if m.grundy_max_tiles > 0 {
-            derived.push(("grundy_histogram.csv", grundy_histogram_csv(&m.levels)));
-        }
-        for (name, text) in derived {
+        for (name, text) in TableDir::summary_files(&m.levels, m.grundy_max_tiles > 0) {
             if m.files.get(name).is_some_and(|e| e.sha256 != sha256_hex(text.as_bytes())) {
-                report.failures.push(format!("{}: disagrees with the level statistics in manifest.json", dir.join(name).display()));
+                report.failures.push(format!("{}: disagrees with the level statistics in manifest.json", dir.path().join(name).display()));
             }
         }
     }
 }
 
-fn check_tables(dir: &Path, t: &Tables, report: &mut VerifyReport) {
+fn check_tables(t: &Tables, report: &mut VerifyReport) {
     let m = t.manifest();
     for n in 1..=m.levels_complete {
         let stats = &m.levels[n as usize - 1];
@@ -136,9 +133,8 @@ fn check_tables(dir: &Path, t: &Tables, report: &mut VerifyReport) {
         };
         report.tables += 1;
         if n <= m.grundy_max_tiles {
-            let path = level_path(dir, Kind::Grundy, n);
-            let header = Header::new(Kind::Grundy, &m.universe, n, size, stats.losses);
-            match table::GrundyTable::read(&path, Some(&header)).and_then(|g| g.decode_all()) {
+            let path = t.dir().table_path(Kind::Grundy, n);
+            match t.dir().read_grundy(m, n).and_then(|g| g.decode_all()) {
                 Err(e) => report.failures.push(e.to_string()),
                 Ok(values) => {
                     report.tables += 1;
@@ -158,13 +154,9 @@ fn check_tables(dir: &Path, t: &Tables, report: &mut VerifyReport) {
     }
 }
 
-fn check_samples(t: &Tables, samples: u64, seed: u64, levels: std::ops::RangeInclusive<u32>, report: &mut VerifyReport) {
+fn check_samples(t: &Tables, samples: u64, seed: u64, levels: RangeInclusive<u32>, report: &mut VerifyReport) {
     let m = t.manifest();
-    let lo = (*levels.start()).max(1);
-    let hi = (*levels.end()).min(m.levels_complete);
-    if lo > hi {
-        return;
-    }
+    let (lo, hi) = (*levels.start(), *levels.end());
     let mut rng = SplitMix(seed);
     let sym = m.universe.is_symmetric();
     for _ in 0..samples {

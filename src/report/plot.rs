@@ -3,7 +3,7 @@
 //! `losses · ln(positions) / positions` against 0.283…, and a heat map of
 //! the Grundy value distribution by tile count.
 
-use crate::summary::{LevelStats, CONJECTURED_RATIO};
+use super::summary::{LevelStats, CONJECTURED_RATIO};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};

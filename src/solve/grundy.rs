@@ -1,4 +1,4 @@
-//! Sprague–Grundy values (misère convention of `chomp.md`): the mex of the
+//! Sprague–Grundy values (misère convention, `docs/math.md`): the mex of the
 //! values of all children, eating the poison excluded.
 //!
 //! Level `n` is computed from the value files of smaller levels, read in
@@ -10,8 +10,8 @@
 //! is stored for the conjugate too.
 
 use crate::cluster::Comm;
-use crate::position::conjugate_rows;
-use crate::rank::Ranking;
+use crate::game::conjugate_rows;
+use crate::index::{split, Ranking};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -27,25 +27,24 @@ pub struct GrundyOverflow {
     pub tiles: u32,
 }
 
-/// This rank's work on a level.
+/// This process's work on a level.
 pub struct LevelGrundy {
-    /// Positions whose value this rank computed from their children.
+    /// Positions whose value this process computed from their children.
     pub evaluated: u64,
     /// Child look-ups performed.
     pub lookups: u64,
 }
 
-/// Computes this rank's share of level `n` into `out` (one cell per rank of
-/// the level, zero-initialised); other cells stay zero, so OR-merging the
-/// ranks' arrays assembles the level. `lower[m]` holds the values of level
+/// Computes this process's share of level `n` into `out` (one cell per rank
+/// of the level, zero-initialised); other cells stay zero, so OR-merging the
+/// processes' arrays assembles the level. `lower[m]` holds the values of level
 /// `m` for every `m < n` (index 0 unused).
 ///
 /// # Errors
 /// [`GrundyOverflow`] if a value does not fit a byte.
 pub fn grundy_level(ranking: &Ranking, n: u32, lower: &[&[u8]], out: &[AtomicU8], comm: &dyn Comm) -> Result<LevelGrundy, GrundyOverflow> {
     let sym = ranking.universe().is_symmetric();
-    let results: Vec<Result<(u64, u64), GrundyOverflow>> = ranking
-        .level_share(n, sym, comm.rank(), comm.size())
+    let results: Vec<Result<(u64, u64), GrundyOverflow>> = split::level_share(ranking, n, sym, comm.process(), comm.processes())
         .par_iter()
         .map(|prefix| {
             let (mut evaluated, mut lookups) = (0u64, 0u64);

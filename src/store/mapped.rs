@@ -1,4 +1,4 @@
-//! Shards: dense per-level data in memory-mapped files.
+//! Dense per-level data of a running job in memory-mapped files.
 //!
 //! Marks of the loss sieve (one bit per position) and Grundy values (one byte
 //! per position) live in files under the run's work directory, mapped into

@@ -1,36 +1,39 @@
 //! Cluster: the executors a run can use. [`Solo`] is one process (rayon
-//! threads, no MPI); with the `mpi` cargo feature, [`MpiComm`] runs the same
-//! engine on `K` MPI ranks. The engine only needs the few collectives of
+//! threads, no MPI); with the `mpi` cargo feature, `MpiComm` runs the same
+//! engine on `K` MPI processes. The engine only needs the few collectives of
 //! [`Comm`].
 //!
 //! How a level is split (see README, "Running on a cluster"):
-//! - sieve: the *sources* (losses of smaller levels) are dealt to ranks in
-//!   chunks; each rank marks a private copy of the level's mark bits, and a
+//! - sieve: the *sources* (losses of smaller levels) are dealt to processes
+//!   in chunks; each marks a private copy of the level's mark bits, and a
 //!   bitwise-OR all-reduce merges them (option (a) of the architecture);
 //! - scan and Grundy values: the level's rank range is cut into contiguous
 //!   runs of work units (top-row/second-row blocks) of about equal size; the
 //!   values are merged by a bitwise-OR all-reduce (each cell is written by
-//!   exactly one rank), the losses found by an all-gather of roaring bitmaps.
+//!   exactly one process), the losses found by an all-gather of roaring
+//!   bitmaps.
+//!
+//! ("Process" is an MPI rank; "rank" elsewhere is a position's index.)
 
-/// The collectives the engine uses. Every rank calls them in the same order.
+/// The collectives the engine uses. Every process calls them in the same order.
 pub trait Comm: Sync {
-    /// This rank, `0..size()`.
-    fn rank(&self) -> usize;
-    /// Number of ranks.
-    fn size(&self) -> usize;
-    /// Whether this rank coordinates (writes the published files).
+    /// This process, `0..processes()`.
+    fn process(&self) -> usize;
+    /// Number of processes.
+    fn processes(&self) -> usize;
+    /// Whether this process coordinates (writes the published files).
     fn is_root(&self) -> bool {
-        self.rank() == 0
+        self.process() == 0
     }
-    /// Waits for every rank.
+    /// Waits for every process.
     fn barrier(&self);
     /// Bitwise-OR all-reduce, in place.
     fn or_words(&self, words: &mut [u64]);
     /// Bitwise-OR all-reduce, in place.
     fn or_bytes(&self, bytes: &mut [u8]);
-    /// Every rank's bytes, indexed by rank.
+    /// Every process's bytes, indexed by process.
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>>;
-    /// Ends every rank of the job with this exit code.
+    /// Ends every process of the job with this exit code.
     fn abort(&self, code: i32) -> !;
 }
 
@@ -38,10 +41,10 @@ pub trait Comm: Sync {
 pub struct Solo;
 
 impl Comm for Solo {
-    fn rank(&self) -> usize {
+    fn process(&self) -> usize {
         0
     }
-    fn size(&self) -> usize {
+    fn processes(&self) -> usize {
         1
     }
     fn barrier(&self) {}
@@ -55,38 +58,17 @@ impl Comm for Solo {
     }
 }
 
-/// The contiguous slice `part` of `0..len` when cut into `parts` near-equal pieces.
-pub fn split_range(len: usize, parts: usize, part: usize) -> std::ops::Range<usize> {
-    let lo = len * part / parts;
-    let hi = len * (part + 1) / parts;
-    lo..hi
-}
-
-/// Cuts weighted units into `parts` contiguous runs of about equal total
-/// weight; returns the unit range of `part`.
-pub fn split_weighted(weights: &[u64], parts: usize, part: usize) -> std::ops::Range<usize> {
-    let total: u64 = weights.iter().sum();
-    // Unit i goes to the part in which its weight's midpoint falls.
-    let mut start = weights.len();
-    let mut end = weights.len();
-    let mut acc = 0u64;
-    for (i, &w) in weights.iter().enumerate() {
-        let mid = acc as u128 * 2 + w as u128;
-        let owner = if total == 0 { i * parts / weights.len().max(1) } else { ((mid * parts as u128) / (2 * total as u128)) as usize };
-        let owner = owner.min(parts - 1);
-        if owner == part && start == weights.len() {
-            start = i;
-        }
-        if owner > part {
-            end = i;
-            break;
-        }
-        acc += w;
+/// Refuses to run when the processes disagree on `fingerprint` (binary,
+/// job and directory): every process must run the same build and job.
+///
+/// # Errors
+/// A message naming the first process that differs from process 0.
+pub fn check_same(fingerprint: &str, comm: &dyn Comm) -> Result<(), String> {
+    let all = comm.all_gather(fingerprint.as_bytes());
+    match all.iter().position(|f| f != &all[0]) {
+        Some(p) => Err(format!("process {p} runs another binary or job than process 0; every process must run the same build and job")),
+        None => Ok(()),
     }
-    if start == weights.len() {
-        return start..start;
-    }
-    start..end
 }
 
 #[cfg(feature = "mpi")]
@@ -103,7 +85,7 @@ mod mpi_impl {
     /// Elements per collective call: MPI counts are `int`.
     const CHUNK: usize = 1 << 24;
 
-    /// MPI ranks of `MPI_COMM_WORLD`.
+    /// The MPI processes of `MPI_COMM_WORLD`.
     pub struct MpiComm {
         _universe: mpi::environment::Universe,
         world: SimpleCommunicator,
@@ -132,10 +114,10 @@ mod mpi_impl {
     }
 
     impl Comm for MpiComm {
-        fn rank(&self) -> usize {
+        fn process(&self) -> usize {
             self.world.rank() as usize
         }
-        fn size(&self) -> usize {
+        fn processes(&self) -> usize {
             self.world.size() as usize
         }
         fn barrier(&self) {
@@ -148,7 +130,7 @@ mod mpi_impl {
             or_chunks(&self.world, bytes);
         }
         fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
-            let k = self.size();
+            let k = self.processes();
             let len = mine.len() as u64;
             let mut lens = vec![0u64; k];
             self.world.all_gather_into(&len, &mut lens[..]);
@@ -168,27 +150,6 @@ mod mpi_impl {
         }
         fn abort(&self, code: i32) -> ! {
             self.world.abort(code)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn weighted_split_tiles_the_units() {
-        let w = [5u64, 1, 1, 1, 10, 2, 2, 2, 2, 0, 3];
-        for parts in 1..6 {
-            let mut next = 0;
-            for p in 0..parts {
-                let r = split_weighted(&w, parts, p);
-                if !r.is_empty() {
-                    assert_eq!(r.start, next);
-                    next = r.end;
-                }
-            }
-            assert_eq!(next, w.len());
         }
     }
 }

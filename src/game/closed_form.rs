@@ -1,4 +1,4 @@
-//! Closed forms of `chomp.md` for Grundy values of special positions:
+//! Closed forms (`docs/math.md`) for Grundy values of special positions:
 //! single rows, hooks and two-row positions. Tested against the engine.
 
 /// Misère Grundy value of the single row of `n ≥ 1` tiles: `n − 1`.

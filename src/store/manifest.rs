@@ -4,9 +4,10 @@
 //! is also the run's checkpoint: a restarted run continues after
 //! `levels_complete`.
 
-use crate::summary::LevelStats;
-use crate::table::{write_atomic, TableError};
-use crate::universe::Universe;
+use super::dir::write_atomic;
+use super::format::{TableError, VERSION};
+use crate::game::Universe;
+use crate::report::summary::LevelStats;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -33,7 +34,7 @@ pub struct FileEntry {
 pub struct Manifest {
     /// Always [`FORMAT_NAME`].
     pub format: String,
-    /// Table format version ([`crate::table::VERSION`]).
+    /// Table format version ([`VERSION`]).
     pub format_version: u16,
     /// Version of the tool that wrote the directory.
     pub tool_version: String,
@@ -91,10 +92,10 @@ impl Manifest {
         if loose.get("format").and_then(|f| f.as_str()) != Some(FORMAT_NAME) {
             return Err(ManifestError::Invalid { path: path.display().to_string(), what: format!("format is not {FORMAT_NAME:?}") });
         }
-        if loose.get("format_version").and_then(|v| v.as_u64()) != Some(crate::table::VERSION as u64) {
+        if loose.get("format_version").and_then(|v| v.as_u64()) != Some(VERSION as u64) {
             return Err(ManifestError::Invalid {
                 path: path.display().to_string(),
-                what: format!("format version {} is not the version this tool reads ({})", loose["format_version"], crate::table::VERSION),
+                what: format!("format version {} is not the version this tool reads ({})", loose["format_version"], VERSION),
             });
         }
         let m: Manifest =
@@ -123,10 +124,10 @@ impl Manifest {
                 what: format!("level statistics do not cover levels 1..={}", m.levels_complete),
             });
         }
-        if m.format_version != crate::table::VERSION {
+        if m.format_version != VERSION {
             return Err(ManifestError::Invalid {
                 path: path.display().to_string(),
-                what: format!("format version {} is not the version this tool reads ({})", m.format_version, crate::table::VERSION),
+                what: format!("format version {} is not the version this tool reads ({})", m.format_version, VERSION),
             });
         }
         Ok(m)

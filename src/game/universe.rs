@@ -5,7 +5,7 @@
 //! is closed under moves, so one engine serves tile-count runs, boxes and
 //! few-row families.
 
-use crate::position::{Position, MAX_SIDE};
+use super::position::{Position, MAX_SIDE};
 use serde::{Deserialize, Serialize};
 
 /// Bounds of a run. `None` means unbounded; at least the tile count must be
@@ -51,7 +51,7 @@ impl Universe {
         Universe { rows: Some(r), cols: Some(c), tiles: None }
     }
 
-    /// Checks the bounds (not the level sizes; see [`crate::rank::Ranking::new`]).
+    /// Checks the bounds (not the level sizes; see [`crate::Ranking::new`]).
     ///
     /// # Errors
     /// [`UniverseError`] for infinite, empty or too wide universes.
@@ -90,6 +90,27 @@ impl Universe {
     /// Whether a position belongs to the universe.
     pub fn contains(&self, p: &Position) -> bool {
         self.rows.is_none_or(|r| p.height() <= r) && self.cols.is_none_or(|c| p.width() <= c) && p.tiles() <= self.max_tiles()
+    }
+
+    /// Its bounds in words, e.g. `at most 8 rows and 15 columns` or
+    /// `at most 90 tiles`.
+    pub fn bounds(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(r) = self.rows {
+            parts.push(format!("{r} row{}", if r == 1 { "" } else { "s" }));
+        }
+        if let Some(c) = self.cols {
+            parts.push(format!("{c} column{}", if c == 1 { "" } else { "s" }));
+        }
+        if let Some(n) = self.tiles {
+            parts.push(format!("{n} tile{}", if n == 1 { "" } else { "s" }));
+        }
+        let last = parts.pop().unwrap_or_default();
+        if parts.is_empty() {
+            format!("at most {last}")
+        } else {
+            format!("at most {} and {last}", parts.join(", "))
+        }
     }
 
     /// A short human description, e.g. `tiles <= 60` or `8x15 box`.

@@ -1,0 +1,180 @@
+//! The command line: every subcommand and flag, with its help text.
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "chomp",
+    version,
+    arg_required_else_help = true,
+    about = "Solve the game of Chomp: losing positions, Grundy values and perfect-play tables",
+    long_about = "Solve the game of Chomp level by level (a level is a tile count).\n\n\
+        Positions are written as row lengths, top row first: \"5 3 3 1 1\" or \"5,3,3,1,1\".\n\
+        Cells are 0-based (row, col); (0,0) is the poisoned tile. A position is a loss when\n\
+        the player to move loses with perfect play.\n\n\
+        Typical use:\n  chomp run jobs/default.toml\n  chomp query \"3 2 1\" --tables out/default --json\n  \
+        chomp verify --tables out/default\n  chomp solve --rows 8 --cols 15 --grundy --out out/box-8x15"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Compute every level of a universe into a table directory (resumes an interrupted run).
+    Solve {
+        /// Largest tile count (levels 1..=N).
+        #[arg(long, value_name = "N")]
+        max_tiles: Option<u32>,
+        /// Only positions with at most R rows (with --cols: a box).
+        #[arg(long, value_name = "R")]
+        rows: Option<u32>,
+        /// Only positions with at most C columns.
+        #[arg(long, value_name = "C")]
+        cols: Option<u32>,
+        /// Also compute Grundy values for levels 1..=M (M <= N).
+        #[arg(long, value_name = "M")]
+        grundy_max_tiles: Option<u32>,
+        /// Grundy values for every level of the universe.
+        #[arg(long, conflicts_with = "grundy_max_tiles")]
+        grundy: bool,
+        /// Output table directory.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        #[command(flatten)]
+        run: RunFlags,
+    },
+    /// Run a job file (TOML, see jobs/): the same engine as `solve`.
+    Run {
+        /// The job file, e.g. jobs/default.toml. Its relative `out` is relative to the file's folder.
+        job: PathBuf,
+        /// Override the job's output directory.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        run: RunFlags,
+    },
+    /// Answer for one position: outcome, Grundy value and winning moves.
+    Query {
+        /// Row lengths, top row first: "3 2 1" or "3,2,1".
+        position: String,
+        /// The table directory to read, e.g. out/default (written by `chomp run jobs/default.toml`).
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// Print JSON: position, tiles, outcome, grundy, grundy_normal, winning_moves, moves.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Value an iChomp position (four quadrants, normal play) and find a winning move.
+    #[command(override_usage = "chomp ichomp <Q1> <Q2> <Q3> <Q4> --tables <DIR> [--json]")]
+    Ichomp {
+        /// Exactly four quadrant positions, e.g. "3 2" "-" "4" "2 2"; "-" is an empty quadrant.
+        #[arg(num_args = 4, value_names = ["Q1", "Q2", "Q3", "Q4"], required = true)]
+        quadrants: Vec<String>,
+        /// The table directory to read (it needs Grundy values for every quadrant's level).
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// Print JSON: quadrants, quadrant_values, value, outcome, winning_move.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the winning first moves of every rectangle in the tables, as CSV (rows,cols,winning_moves).
+    Openings {
+        /// The table directory to read.
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// Write the CSV to this file (atomically) instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Draw the plots of a table directory (PNG and SVG): loss share, conjecture ratio, Grundy heat map.
+    Plot {
+        /// The table directory to read (its manifest's level statistics).
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// Where to write loss-share, conjecture-ratio and grundy-heatmap .png/.svg (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// Re-check a table directory: checksums, tables and sampled game invariants.
+    Verify {
+        /// The table directory to check.
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// Random positions to check against their children.
+        #[arg(long, default_value_t = 2000)]
+        samples: u64,
+        /// Seed of the sampler (the same seed checks the same positions).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Sample only levels of at least this many tiles (e.g. the top of a frontier run).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        min_tiles: u32,
+        /// Sample only levels of at most this many tiles.
+        #[arg(long, value_name = "N", default_value_t = u32::MAX)]
+        max_tiles: u32,
+        /// Accept a run that has not finished (check only its completed levels).
+        #[arg(long)]
+        allow_incomplete: bool,
+    },
+    /// Time the engine on real levels (in a temporary directory) and report throughput and memory.
+    Bench {
+        /// Losses for levels 1..=N.
+        #[arg(long, value_name = "N", default_value_t = 80)]
+        max_tiles: u32,
+        /// Grundy values for levels 1..=M.
+        #[arg(long, value_name = "M", default_value_t = 0)]
+        grundy_max_tiles: u32,
+        /// Working directory for the temporary tables (default: the system temp dir).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Instead, time probes (outcome and Grundy value) of random positions on this table directory.
+        #[arg(long, value_name = "DIR")]
+        probe: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct RunFlags {
+    /// Overwrite a table directory written for another job.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Stop before a level whose estimated memory exceeds SIZE (bytes, or with K, M, G, T;
+    /// default: the memory the system and the cgroup, e.g. Slurm's --mem, leave available).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
+    /// Print the estimate of every level (time, peak memory, disk) and stop without computing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Put scratch files here (e.g. node-local disk) instead of OUT/.work.
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+}
+
+/// Parses `4G`, `512M`, `1T`, `100000` (bytes; binary units).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                _ => return Err(format!("unknown unit {c:?} (use K, M, G or T)")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| format!("{s:?} is not a size like 4G or 512M"))?;
+    if v.is_nan() || v <= 0.0 || !v.is_finite() {
+        return Err(format!("{s:?} is not a positive size"));
+    }
+    Ok((v * mult as f64) as u64)
+}

@@ -1,0 +1,63 @@
+//! `chomp`: command-line glue over the `chomp_tables` library.
+
+mod args;
+mod read;
+mod solve;
+
+use args::{Cli, Command};
+use chomp_tables::cluster::{Comm, Solo};
+use chomp_tables::solve::{JobFile, Plan};
+use chomp_tables::Universe;
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // MPI first: a process that fails before MPI_Init would hang mpiexec.
+    #[cfg(feature = "mpi")]
+    let comm: Box<dyn Comm> = match chomp_tables::cluster::MpiComm::init() {
+        Some(c) => Box::new(c),
+        None => Box::new(Solo),
+    };
+    #[cfg(not(feature = "mpi"))]
+    let comm: Box<dyn Comm> = Box::new(Solo);
+    // Usage errors print clap's whole message (with its suggestions) and exit 2.
+    let cli = Cli::parse();
+    match dispatch(cli.command, &*comm) {
+        Ok(code) => code,
+        Err(msg) => {
+            if comm.processes() > 1 {
+                eprintln!("error: process {}: {msg}", comm.process());
+                // Let mpiexec forward the message before the abort tears the job down.
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                // The other processes may wait in a collective: end them all.
+                comm.abort(1);
+            }
+            eprintln!("error: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
+    match cmd {
+        Command::Solve { max_tiles, rows, cols, grundy_max_tiles, grundy, out, run } => {
+            let universe = Universe { rows, cols, tiles: max_tiles };
+            let grundy_max_tiles = if grundy { universe.max_tiles() } else { grundy_max_tiles.unwrap_or(0) };
+            solve::solve(&Plan { universe, grundy_max_tiles }, out, &run, comm)
+        }
+        Command::Run { job, out, run } => {
+            let file = JobFile::read(&job).map_err(|e| e.to_string())?;
+            let out = out.unwrap_or_else(|| file.out.clone());
+            solve::solve(&file.plan(), out, &run, comm)
+        }
+        Command::Query { position, tables, json } => read::query(&position, &tables, json),
+        Command::Ichomp { quadrants, tables, json } => read::ichomp(&quadrants, &tables, json),
+        Command::Openings { tables, out } => read::openings(&tables, out.as_deref()),
+        Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete } => {
+            read::verify(&tables, samples, seed, min_tiles..=max_tiles, allow_incomplete)
+        }
+        Command::Plot { tables, out } => read::plot(&tables, &out),
+        Command::Bench { probe: Some(tables), .. } => read::bench_probe(&tables),
+        Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None } => solve::bench(max_tiles, grundy_max_tiles, dir),
+    }
+}

@@ -1,0 +1,169 @@
+//! The reading commands: query, ichomp, openings, verify, plot, probe bench.
+
+use chomp_tables::game::ichomp;
+use chomp_tables::read::{openings as rect, verify as check};
+use chomp_tables::report::plot;
+use chomp_tables::store::write_atomic;
+use chomp_tables::{Outcome, Position, Tables};
+use std::ops::RangeInclusive;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+fn open(dir: &Path) -> Result<Tables, String> {
+    Tables::open(dir).map_err(|e| e.to_string())
+}
+
+fn plural(n: u32, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+pub fn query(position: &str, dir: &Path, json: bool) -> Result<ExitCode, String> {
+    let p: Position = position.parse().map_err(|e| format!("invalid position {position:?}: {e}"))?;
+    let answer = open(dir)?.answer(&p).map_err(|e| e.to_string())?;
+    if json {
+        println!("{}", serde_json::to_string(&answer).expect("plain data"));
+    } else {
+        println!("position: {p} ({})", plural(p.tiles(), "tile"));
+        println!("outcome:  {} for the player to move", answer.outcome.as_str());
+        match answer.grundy {
+            Some(g) => println!("grundy:   {g} (misère), {} (normal play)", g as u32 + 1),
+            None => println!("grundy:   not computed at this level"),
+        }
+        let list: Vec<String> = answer.winning_moves.iter().map(|[r, c]| format!("({r},{c})")).collect();
+        println!("winning moves: {}", if list.is_empty() { "none".to_string() } else { list.join(" ") });
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn ichomp(quadrants: &[String], dir: &Path, json: bool) -> Result<ExitCode, String> {
+    let mut qs: [Option<Position>; 4] = Default::default();
+    for (i, q) in quadrants.iter().enumerate() {
+        if q.trim() != "-" {
+            qs[i] = Some(q.parse().map_err(|e| format!("invalid quadrant {} {q:?}: {e}", i + 1))?);
+        }
+    }
+    let tables = open(dir)?;
+    let a = ichomp::analyze(&tables, &qs).map_err(|e| e.to_string())?;
+    let outcome = if a.loss { "loss" } else { "win" };
+    if json {
+        let quads: Vec<Option<&[u8]>> = qs.iter().map(|q| q.as_ref().map(|p| p.rows())).collect();
+        let v = serde_json::json!({
+            "quadrants": quads,
+            "quadrant_values": a.quadrant_values,
+            "value": a.value,
+            "outcome": outcome,
+            "winning_move": a.winning_move,
+        });
+        println!("{v}");
+    } else {
+        println!("quadrant values (normal play): {:?}", a.quadrant_values);
+        println!("value: {} ({outcome} for the player to move)", a.value);
+        match &a.winning_move {
+            Some(m) => {
+                let after = m.position.as_ref().map(|p| p.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(" "));
+                println!("winning move: quadrant {} cell ({},{}) -> {}", m.quadrant, m.cell[0], m.cell[1], after.unwrap_or("empty".into()));
+            }
+            None => println!("winning move: none"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn openings(dir: &Path, out: Option<&Path>) -> Result<ExitCode, String> {
+    let t = open(dir)?;
+    let csv = rect::openings_csv(&rect::rectangle_openings(&t).map_err(|e| e.to_string())?);
+    match out {
+        Some(path) => write_atomic(path, csv.as_bytes()).map_err(|e| e.to_string())?,
+        None => print!("{csv}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn verify(dir: &Path, samples: u64, seed: u64, levels: RangeInclusive<u32>, allow_incomplete: bool) -> Result<ExitCode, String> {
+    let t0 = Instant::now();
+    let report = check::verify_levels(dir, samples, seed, levels.clone()).map_err(|e| e.to_string())?;
+    for f in &report.failures {
+        eprintln!("FAIL {f}");
+    }
+    let incomplete = !report.complete && !allow_incomplete;
+    let unsampled = samples > 0 && report.sampled_levels.is_none();
+    let verdict = if !report.failures.is_empty() {
+        "FAILED"
+    } else if incomplete {
+        "INCOMPLETE"
+    } else if unsampled {
+        "NOTHING SAMPLED"
+    } else {
+        "ok"
+    };
+    println!(
+        "{verdict}: {} files checksummed, {} tables decoded, {} positions sampled, {} problems ({:.1} s)",
+        report.files,
+        report.tables,
+        report.samples,
+        report.failures.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    if !report.failures.is_empty() {
+        return Ok(ExitCode::from(1));
+    }
+    if unsampled {
+        return Err(format!(
+            "no completed level lies in {}..={} (levels 1..={} are complete): nothing was sampled",
+            levels.start(),
+            levels.end(),
+            report.levels_complete
+        ));
+    }
+    if incomplete {
+        return Err(format!(
+            "{}: the run is incomplete ({} of {} levels done); run the same command again to finish it, or pass --allow-incomplete to accept the levels done",
+            dir.display(),
+            report.levels_complete,
+            report.levels_planned
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn plot(dir: &Path, out: &Path) -> Result<ExitCode, String> {
+    let manifest = chomp_tables::TableDir::new(dir).read_manifest().map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    for path in plot::plot_all(&manifest.levels, out).map_err(|e| e.to_string())? {
+        println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn bench_probe(dir: &Path) -> Result<ExitCode, String> {
+    let t0 = Instant::now();
+    let tables = open(dir)?;
+    let m = tables.manifest();
+    if m.levels_complete == 0 {
+        return Err(format!("{}: no completed level to probe", dir.display()));
+    }
+    let mut rng = check::SplitMix(42);
+    let sample: Vec<Position> = (0..100_000)
+        .map(|_| {
+            let n = 1 + rng.below(m.levels_complete as u64) as u32;
+            tables.ranking().unrank(n, rng.below(tables.ranking().size(n))).expect("rank below size")
+        })
+        .collect();
+    // First pass loads and checks every level (the cost of opening); the second is the steady state.
+    for p in &sample {
+        tables.outcome(p).map_err(|e| e.to_string())?;
+        tables.grundy(p).map_err(|e| e.to_string())?;
+    }
+    let load = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let mut losses = 0;
+    for p in &sample {
+        losses += (tables.outcome(p).map_err(|e| e.to_string())? == Outcome::Loss) as u32;
+        tables.grundy(p).map_err(|e| e.to_string())?;
+    }
+    let per = t1.elapsed().as_secs_f64() / sample.len() as f64;
+    println!("probe: {} ({} levels): open and first touch of every level {:.3} s", dir.display(), m.levels_complete, load);
+    println!("probe: {:.2} µs per position (outcome + Grundy value, {} positions, {losses} losses)", per * 1e6, sample.len());
+    Ok(ExitCode::SUCCESS)
+}

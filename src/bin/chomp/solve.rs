@@ -1,0 +1,208 @@
+//! The computing commands: solve and run (with progress, preflight and
+//! Ctrl-C), and the engine bench.
+
+use crate::args::RunFlags;
+use chomp_tables::cluster::Comm;
+use chomp_tables::solve::memory::{self, human_bytes, LevelEstimate};
+use chomp_tables::solve::{self, Event, Options, Plan, ProcessWork};
+use chomp_tables::Universe;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+/// A run whose estimate exceeds this prints its preflight before starting.
+const PREFLIGHT_SECONDS: f64 = 60.0;
+
+/// The level in progress, for the Ctrl-C message.
+static CURRENT_LEVEL: AtomicU32 = AtomicU32::new(0);
+
+pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Result<ExitCode, String> {
+    let quiet = flags.quiet || !comm.is_root();
+    let ranking = plan.validate().map_err(|e| e.to_string())?;
+    if comm.is_root() && (flags.dry_run || !quiet) {
+        let done =
+            chomp_tables::TableDir::new(&out).read_manifest().ok().filter(|m| m.universe == plan.universe).map_or(0, |m| m.levels_complete);
+        let threads = rayon::current_num_threads() * comm.processes();
+        let est = memory::preflight(&ranking, plan, done + 1, threads);
+        let total: f64 = est.iter().map(|e| e.seconds).sum();
+        if flags.dry_run {
+            print_preflight(&est, threads, true);
+            return Ok(ExitCode::SUCCESS);
+        }
+        if total > PREFLIGHT_SECONDS {
+            print_preflight(&est, threads, false);
+        }
+    }
+    if comm.processes() == 1 {
+        // Ctrl-C ends the run at once; completed levels are kept and resume.
+        let _ = ctrlc::set_handler(|| {
+            let n = CURRENT_LEVEL.load(Ordering::Relaxed);
+            let at = if n > 0 { format!(" at level {n}") } else { String::new() };
+            eprintln!("interrupted{at}; run the same command again to resume");
+            std::process::exit(130);
+        });
+    }
+    let t0 = Instant::now();
+    let opts = Options { out: out.clone(), force: flags.force, max_memory: flags.max_memory, work_dir: flags.work_dir.clone() };
+    let manifest = solve::run_on(plan, &opts, comm, |e| {
+        if let Event::Started { tiles } = e {
+            CURRENT_LEVEL.store(*tiles, Ordering::Relaxed);
+        }
+        if !quiet {
+            print_event(e);
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    if !quiet {
+        let positions: u64 = manifest.levels.iter().map(|l| l.positions).sum();
+        let losses: u64 = manifest.levels.iter().map(|l| l.losses).sum();
+        eprintln!(
+            "done: {} levels ({}), {positions} positions, {losses} losses, {:.1} s; tables in {}",
+            manifest.levels_complete,
+            plan.universe.describe(),
+            t0.elapsed().as_secs_f64(),
+            out.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_preflight(est: &[LevelEstimate], threads: usize, every_level: bool) {
+    let Some(last) = est.last() else {
+        eprintln!("estimate: nothing left to compute");
+        return;
+    };
+    let total: f64 = est.iter().map(|e| e.seconds).sum();
+    let peak = est.iter().map(|e| e.memory).max().unwrap_or(0);
+    let disk: u64 = est.iter().map(|e| e.disk).sum();
+    let line = |e: &LevelEstimate| {
+        format!(
+            "  level {:>3}: {:>14} positions {:>9.1} s {:>12} memory {:>12} disk",
+            e.tiles,
+            e.positions,
+            e.seconds,
+            human_bytes(e.memory),
+            human_bytes(e.disk)
+        )
+    };
+    eprintln!(
+        "estimate for levels {}..={} on {threads} threads: {}, peak memory {}, disk {} (rough: from the conjectured loss density and this engine's measured speed)",
+        est[0].tiles,
+        last.tiles,
+        human_duration(total),
+        human_bytes(peak),
+        human_bytes(disk)
+    );
+    for e in est {
+        if every_level || e.tiles % 10 == 0 || e.tiles == last.tiles {
+            eprintln!("{}", line(e));
+        }
+    }
+}
+
+fn human_duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+fn print_event(e: &Event) {
+    match e {
+        Event::Resumed { levels_complete } => eprintln!("resuming after level {levels_complete}"),
+        Event::Started { .. } => {}
+        Event::Level(r) => {
+            let s = &r.stats;
+            let secs = r.sieve_seconds + r.grundy_seconds;
+            let mut line = format!(
+                "level {:>3}/{}: {:>11} positions {:>9} losses ({:.3}%) {:>7.2} s {:>8.1} M pos/s",
+                s.tiles,
+                r.max_tiles,
+                s.positions,
+                s.losses,
+                s.loss_percent(),
+                secs,
+                s.positions as f64 / secs.max(1e-9) / 1e6
+            );
+            if let Some(g) = s.max_grundy() {
+                line.push_str(&format!(
+                    "  grundy max {g} ({:.2} s, {:.0} M look-ups/s)",
+                    r.grundy_seconds,
+                    r.lookups as f64 / r.grundy_seconds.max(1e-9) / 1e6
+                ));
+            }
+            eprintln!("{line}");
+        }
+        Event::Processes(work) if work.len() > 1 => {
+            for w in work {
+                eprintln!(
+                    "process {}: {} marks pushed, {} positions scanned, {} Grundy values computed, {} child look-ups, peak memory {} MiB",
+                    w.process,
+                    w.marks,
+                    w.scanned,
+                    w.evaluated,
+                    w.lookups,
+                    w.peak_kib / 1024
+                );
+            }
+            let busiest = |f: fn(&ProcessWork) -> u64| {
+                let total: u64 = work.iter().map(f).sum();
+                let max = work.iter().map(f).max().unwrap_or(0);
+                if total == 0 {
+                    1.0
+                } else {
+                    max as f64 * work.len() as f64 / total as f64
+                }
+            };
+            eprintln!(
+                "balance (busiest process / mean): marks {:.3}, scan {:.3}, Grundy look-ups {:.3}",
+                busiest(|w| w.marks),
+                busiest(|w| w.scanned),
+                busiest(|w| w.lookups)
+            );
+        }
+        Event::Processes(_) => {}
+    }
+}
+
+pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Result<ExitCode, String> {
+    let base = dir.unwrap_or_else(std::env::temp_dir);
+    let out = base.join(format!("chomp-bench-{}", std::process::id()));
+    let plan = Plan { universe: Universe::tiles(max_tiles), grundy_max_tiles };
+    let threads = rayon::current_num_threads();
+    let (mut sieve_s, mut grundy_s, mut positions, mut grundy_positions, mut lookups, mut marks) = (0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
+    let t0 = Instant::now();
+    let result = solve::run(&plan, &Options::new(out.clone()), |e| {
+        if let Event::Level(r) = e {
+            sieve_s += r.sieve_seconds;
+            grundy_s += r.grundy_seconds;
+            positions += r.stats.positions;
+            marks += r.marks;
+            lookups += r.lookups;
+            if r.stats.grundy_histogram.is_some() {
+                grundy_positions += r.stats.positions;
+            }
+        }
+    });
+    let wall = t0.elapsed().as_secs_f64();
+    let _ = std::fs::remove_dir_all(&out);
+    result.map_err(|e| e.to_string())?;
+    println!("bench: losses to {max_tiles} tiles, Grundy to {grundy_max_tiles}, {threads} threads");
+    println!("wall:          {wall:.2} s");
+    println!(
+        "sieve:         {sieve_s:.2} s, {positions} positions, {marks} marks, {:.2} M positions/s/core",
+        positions as f64 / sieve_s / threads as f64 / 1e6
+    );
+    if grundy_max_tiles > 0 {
+        println!(
+            "grundy:        {grundy_s:.2} s, {grundy_positions} positions, {lookups} child look-ups, {:.1} M look-ups/s/core",
+            lookups as f64 / grundy_s / threads as f64 / 1e6
+        );
+    }
+    println!("peak memory:   {} MiB (VmHWM)", memory::peak_rss_kib() / 1024);
+    Ok(ExitCode::SUCCESS)
+}

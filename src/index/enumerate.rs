@@ -1,0 +1,104 @@
+//! The one enumeration of a level's positions: a depth-first walk over row
+//! lengths in rank order, starting from a fixed prefix of top rows.
+//!
+//! The sieve's scan, the Grundy pass and the ranking's own iteration all use
+//! it. A visitor may take a whole subtree at once when no row bound can cut
+//! it: its positions then form one contiguous rank range (the scan reads
+//! such ranges a word of mark bits at a time).
+
+use super::Ranking;
+
+/// What the walk calls. [`Visit::position`] is called for every position in
+/// rank order, unless [`Visit::range`] took the subtree that holds it.
+pub trait Visit {
+    /// Called for each position: its rank in the level and its rows.
+    fn position(&mut self, rank: u64, rows: &[u8]);
+
+    /// Offered a subtree whose positions are exactly the ranks
+    /// `first..first + count`: the rows `rows` followed by every completion
+    /// of `rest` tiles with parts at most `max_part`. Return `true` to take
+    /// it whole (then [`Visit::position`] is not called for it).
+    #[inline(always)]
+    fn range(&mut self, _first: u64, _count: u64, _rows: &[u8], _rest: u32, _max_part: u32) -> bool {
+        false
+    }
+}
+
+/// A closure is a visitor of positions only.
+impl<F: FnMut(u64, &[u8])> Visit for F {
+    #[inline(always)]
+    fn position(&mut self, rank: u64, rows: &[u8]) {
+        self(rank, rows)
+    }
+}
+
+impl Ranking {
+    /// Walks the positions of level `n` whose top rows are `prefix`, in rank
+    /// order (they form a contiguous rank range). With `canonical`, only
+    /// positions with no more rows than columns are visited (one of each
+    /// conjugate pair, for symmetric universes). Returns the number of
+    /// positions covered (visited one by one or taken as ranges).
+    pub fn walk(&self, n: u32, prefix: &[u8], canonical: bool, visit: &mut impl Visit) -> u64 {
+        let Some(&first) = prefix.first() else { return 0 };
+        let first = first as u32;
+        let max_rows = self.universe().rows.unwrap_or(n).min(n);
+        let max_rows = if canonical { max_rows.min(first) } else { max_rows };
+        let used: u32 = prefix.iter().map(|&r| r as u32).sum();
+        if first == 0
+            || used > n
+            || first > self.max_part()
+            || prefix.len() as u32 > max_rows
+            || prefix.windows(2).any(|w| w[0] < w[1])
+            || prefix.contains(&0)
+        {
+            return 0;
+        }
+        let mut rows = [0u8; 256];
+        let mut rank = 0;
+        let mut s = n;
+        for (i, &v) in prefix.iter().enumerate() {
+            rows[i] = v;
+            rank += self.contribution(s, i as u32, v as u32);
+            s -= v as u32;
+        }
+        let last = prefix[prefix.len() - 1] as u32;
+        let mut covered = 0;
+        self.dfs(s, prefix.len() as u32, last, max_rows, rank, &mut rows, visit, &mut covered);
+        covered
+    }
+
+    /// Calls `f(rank, rows)` for every position of level `n` whose top rows
+    /// are `prefix`, in rank order (see [`Ranking::walk`]).
+    pub fn for_each_with_prefix(&self, n: u32, prefix: &[u8], canonical: bool, mut f: impl FnMut(u64, &[u8])) {
+        self.walk(n, prefix, canonical, &mut f);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn dfs(&self, s: u32, i: u32, prev: u32, max_rows: u32, rank: u64, rows: &mut [u8; 256], visit: &mut impl Visit, covered: &mut u64) {
+        if s == 0 {
+            *covered += 1;
+            visit.position(rank, &rows[..i as usize]);
+            return;
+        }
+        let rows_after = max_rows - i; // rows still allowed, this one included
+        if rows_after == 0 {
+            return;
+        }
+        if rows_after >= s {
+            // No row bound can bind (s tiles fill at most s rows): every
+            // completion with parts <= prev is in, as one contiguous range.
+            let count = self.q(s, s, prev);
+            if visit.range(rank, count, &rows[..i as usize], s, prev) {
+                *covered += count;
+                return;
+            }
+        }
+        // v must leave s - v for rows_after - 1 rows of length <= v.
+        let lo = s.div_ceil(rows_after).max(1);
+        for v in lo..=prev.min(s) {
+            rows[i as usize] = v as u8;
+            let r = rank + self.contribution(s, i, v);
+            self.dfs(s - v, i + 1, v, max_rows, r, rows, visit, covered);
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! Reading table directories: the probe ([`Tables`]) with its typed
+//! answers, rectangle openings, and verification of a whole directory.
+
+mod answer;
+pub mod openings;
+mod tables;
+pub mod verify;
+
+pub use answer::{Answer, MoveInfo, Outcome};
+pub use tables::{ProbeError, Tables};

@@ -1,0 +1,48 @@
+//! Openings: the winning first moves of every rectangle a table directory covers.
+
+use super::{ProbeError, Tables};
+use crate::game::Position;
+
+/// Winning first moves of one rectangle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Opening {
+    /// Rows of the rectangle.
+    pub rows: u32,
+    /// Columns of the rectangle.
+    pub cols: u32,
+    /// Its winning moves, row-major.
+    pub winning_moves: Vec<[u32; 2]>,
+}
+
+/// Every rectangle `rows × cols` inside the tables (within their bounds and
+/// completed levels) with its winning first moves, by rows then columns.
+///
+/// # Errors
+/// [`ProbeError`] for damaged tables.
+pub fn rectangle_openings(t: &Tables) -> Result<Vec<Opening>, ProbeError> {
+    let m = t.manifest();
+    let top = m.levels_complete;
+    let max_rows = m.universe.rows.unwrap_or(top).min(top);
+    let max_cols = m.universe.cols.unwrap_or(top).min(top);
+    let mut out = Vec::new();
+    for rows in 1..=max_rows {
+        for cols in 1..=max_cols {
+            if rows * cols > top {
+                break;
+            }
+            let p = Position::new(&vec![cols; rows as usize]).expect("a rectangle is a position");
+            out.push(Opening { rows, cols, winning_moves: t.winning_moves(&p)? });
+        }
+    }
+    Ok(out)
+}
+
+/// The openings as CSV: `rows,cols,winning_moves` with moves as space-separated `row:col`.
+pub fn openings_csv(openings: &[Opening]) -> String {
+    let mut s = String::from("rows,cols,winning_moves\n");
+    for o in openings {
+        let moves: Vec<String> = o.winning_moves.iter().map(|[r, c]| format!("{r}:{c}")).collect();
+        s.push_str(&format!("{},{},{}\n", o.rows, o.cols, moves.join(" ")));
+    }
+    s
+}

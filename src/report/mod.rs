@@ -1,0 +1,8 @@
+//! Reports of a run: per-level statistics and the summary files derived
+//! from them, and (feature `tool`) the plots.
+
+#[cfg(feature = "tool")]
+pub mod plot;
+pub mod summary;
+
+pub use summary::LevelStats;

@@ -1,0 +1,237 @@
+//! The level driver: computes a plan level by level into a table
+//! directory, checkpointing after every level (the manifest), resuming
+//! after the last completed level.
+
+use super::error::io_err;
+use super::events::{Event, LevelReport, ProcessWork};
+use super::grundy;
+use super::memory::{check_memory, peak_rss_kib};
+use super::plan::{Plan, TOOL_VERSION};
+use super::sieve::{sieve_level, LossSources};
+use super::JobError;
+use crate::cluster::{self, Comm, Solo};
+use crate::index::Ranking;
+use crate::report::summary::LevelStats;
+use crate::store::format::{self, Kind, VERSION};
+use crate::store::mapped::{map_read_only, MappedBits, MappedBytes};
+use crate::store::{sha256_hex, Manifest, TableDir, FORMAT_NAME};
+use memmap2::Mmap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// How to run a plan.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The table directory (created if missing; resumed if it holds this plan).
+    pub out: PathBuf,
+    /// Overwrite a table directory of another plan.
+    pub force: bool,
+    /// Refuse to start a level whose estimated memory exceeds this many bytes
+    /// (default: what the system and the cgroup report available).
+    pub max_memory: Option<u64>,
+    /// Where scratch files go (e.g. node-local disk); default `OUT/.work`.
+    pub work_dir: Option<PathBuf>,
+}
+
+impl Options {
+    /// Options for a run into `out`: no overwrite, memory limited by what is
+    /// available, scratch files inside `out`.
+    pub fn new(out: impl Into<PathBuf>) -> Self {
+        Options { out: out.into(), force: false, max_memory: None, work_dir: None }
+    }
+}
+
+/// Runs a plan into `opts.out` in this process, resuming a previous run of
+/// the same plan. Returns the final manifest.
+///
+/// # Errors
+/// [`JobError`] for invalid plans, foreign or busy directories, I/O
+/// failures and damaged checkpoints. Completed levels stay intact on error.
+pub fn run(plan: &Plan, opts: &Options, on_event: impl FnMut(&Event)) -> Result<Manifest, JobError> {
+    run_on(plan, opts, &Solo, on_event)
+}
+
+/// Runs a plan on the processes of `comm`. Every process computes its share
+/// of each level and ends with the same data; process 0 (the coordinator)
+/// alone writes the table directory (which must be on a file system every
+/// process can read, for resuming). Returns the final manifest (on every
+/// process).
+///
+/// # Errors
+/// As [`run`]; also when processes run different binaries or jobs. With
+/// several processes an error on one leaves the others waiting: the caller
+/// aborts the job ([`Comm::abort`]).
+pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl FnMut(&Event)) -> Result<Manifest, JobError> {
+    let ranking = plan.validate()?;
+    let dir = TableDir::new(&opts.out);
+    let root = comm.is_root();
+    if comm.processes() > 1 {
+        let exe = std::env::current_exe().and_then(fs::read).map(|b| sha256_hex(&b)).unwrap_or_default();
+        cluster::check_same(&format!("{TOOL_VERSION} {exe} {plan:?} {}", dir.path().display()), comm).map_err(JobError::Refused)?;
+    }
+    let mut lock = None;
+    let mut manifest = if root {
+        lock = Some(dir.lock()?);
+        let m = dir.open_run(fresh_manifest(plan), opts.force)?;
+        // A run killed after its last checkpoint may have left scratch or
+        // temporary files behind: never part of the result. (Before the
+        // barrier: the other processes create their scratch after it.)
+        dir.remove_leftovers()?;
+        m
+    } else {
+        fresh_manifest(plan)
+    };
+    comm.barrier();
+    if !root {
+        manifest = dir.read_manifest()?;
+    }
+    if manifest.complete {
+        return Ok(manifest);
+    }
+    let work = match &opts.work_dir {
+        Some(w) => w.join(format!("chomp-{}-process{}", std::process::id(), comm.process())),
+        None => dir.work_dir(comm.process()),
+    };
+    if root {
+        dir.create_table_dirs()?;
+    }
+    fs::create_dir_all(&work).map_err(io_err(&work))?;
+    let result = run_levels(plan, &ranking, &dir, &work, &mut manifest, comm, opts, &mut on_event);
+    let _ = fs::remove_dir_all(&work);
+    result?;
+    if root {
+        // Every process has passed the final gather: their scratch is gone.
+        let _ = dir.remove_leftovers();
+    }
+    drop(lock);
+    Ok(manifest)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_levels(
+    plan: &Plan,
+    ranking: &Ranking,
+    dir: &TableDir,
+    work: &Path,
+    manifest: &mut Manifest,
+    comm: &dyn Comm,
+    opts: &Options,
+    on_event: &mut impl FnMut(&Event),
+) -> Result<(), JobError> {
+    let root = comm.is_root();
+    let top = ranking.max_tiles();
+    let mut sources = LossSources::for_process(comm.process(), comm.processes());
+    let mut grundy_maps: Vec<Option<Mmap>> = vec![None];
+    if manifest.levels_complete > 0 {
+        on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
+        reload(ranking, plan, dir, work, manifest, &mut sources, &mut grundy_maps)?;
+    }
+    let universe = plan.universe;
+    let mut mine = ProcessWork { process: comm.process(), ..Default::default() };
+    for n in manifest.levels_complete + 1..=top {
+        on_event(&Event::Started { tiles: n });
+        let size = ranking.size(n);
+        check_memory(ranking, plan, n, &sources, manifest, opts.max_memory)?;
+        let t0 = Instant::now();
+        let marks_path = work.join("marks.bin");
+        let mut marks = MappedBits::create(&marks_path, size).map_err(io_err(&marks_path))?;
+        let found = sieve_level(ranking, n, &mut sources, &mut marks, comm);
+        marks.remove().map_err(io_err(&marks_path))?;
+        mine.marks += found.marks;
+        mine.scanned += found.scanned;
+        let losses = found.ranks.len() as u64;
+        if root {
+            let header = format::Header::new(Kind::Losses, &universe, n, size, losses);
+            dir.write_table(manifest, Kind::Losses, n, &format::encode_losses(&header, &found.ranks))?;
+        }
+        let sieve_seconds = t0.elapsed().as_secs_f64();
+
+        let mut stats = LevelStats { tiles: n, positions: size, losses, grundy_histogram: None };
+        let (mut grundy_seconds, mut lookups) = (0.0, 0);
+        if n <= plan.grundy_max_tiles {
+            let t1 = Instant::now();
+            let raw_path = work.join(format!("g{n:04}.bin"));
+            let mut cells = MappedBytes::create(&raw_path, size).map_err(io_err(&raw_path))?;
+            let lower: Vec<&[u8]> = grundy_maps.iter().map(|m| m.as_deref().unwrap_or(&[])).collect();
+            let level = grundy::grundy_level(ranking, n, &lower, cells.cells(), comm)?;
+            comm.or_bytes(&mut cells.bytes_mut()[..size as usize]);
+            let map = cells.into_read_only().map_err(io_err(&raw_path))?;
+            let values = &map[..size as usize];
+            let histogram = grundy::histogram(values);
+            // Two independent computations must agree on the losses.
+            if histogram[0] != losses || !found.ranks.iter().all(|&r| values[r as usize] == 0) {
+                return Err(JobError::SelfCheck(format!("level {n}: the sieve finds {losses} losses, the Grundy pass {}", histogram[0])));
+            }
+            if root {
+                let header = format::Header::new(Kind::Grundy, &universe, n, size, losses);
+                dir.write_table(manifest, Kind::Grundy, n, &format::encode_grundy(&header, values))?;
+            }
+            grundy_maps.push(Some(map));
+            stats.grundy_histogram = Some(histogram);
+            grundy_seconds = t1.elapsed().as_secs_f64();
+            lookups = level.lookups;
+            mine.evaluated += level.evaluated;
+            mine.lookups += level.lookups;
+        }
+        manifest.levels.push(stats.clone());
+        manifest.levels_complete = n;
+        if root {
+            manifest.write(dir.path())?;
+        }
+        on_event(&Event::Level(LevelReport { stats, max_tiles: top, sieve_seconds, grundy_seconds, marks: found.marks, lookups }));
+    }
+    if root {
+        dir.finish(manifest)?;
+    }
+    drop(grundy_maps);
+    mine.peak_kib = peak_rss_kib();
+    let all: Vec<ProcessWork> = comm.all_gather(&mine.to_bytes()).iter().map(|b| ProcessWork::from_bytes(b)).collect();
+    if root {
+        on_event(&Event::Processes(all));
+    }
+    Ok(())
+}
+
+fn fresh_manifest(plan: &Plan) -> Manifest {
+    Manifest {
+        format: FORMAT_NAME.to_string(),
+        format_version: VERSION,
+        tool_version: TOOL_VERSION.to_string(),
+        universe: plan.universe,
+        grundy_max_tiles: plan.grundy_max_tiles,
+        levels_complete: 0,
+        complete: false,
+        levels: Vec::new(),
+        files: Default::default(),
+        checksum: String::new(),
+    }
+}
+
+/// Rebuilds the in-memory state of completed levels from their tables.
+fn reload(
+    ranking: &Ranking,
+    plan: &Plan,
+    dir: &TableDir,
+    work: &Path,
+    manifest: &Manifest,
+    sources: &mut LossSources,
+    grundy_maps: &mut Vec<Option<Mmap>>,
+) -> Result<(), JobError> {
+    let mut rows = Vec::new();
+    for n in 1..=manifest.levels_complete {
+        for rank in dir.read_losses(manifest, n)?.iter() {
+            sources.push_with(rank as u64, || {
+                ranking.unrank_into(n, rank as u64, &mut rows);
+                std::borrow::Cow::Borrowed(&rows[..])
+            });
+        }
+        if n <= plan.grundy_max_tiles {
+            let values = dir.read_grundy(manifest, n)?.decode_all()?;
+            let raw = work.join(format!("g{n:04}.bin"));
+            fs::write(&raw, &values).map_err(io_err(&raw))?;
+            grundy_maps.push(Some(map_read_only(&raw).map_err(io_err(&raw))?));
+        }
+    }
+    Ok(())
+}

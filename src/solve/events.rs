@@ -1,0 +1,73 @@
+//! What a run reports while it works, for progress display and balance
+//! reports.
+
+use crate::report::summary::LevelStats;
+
+/// What the driver reports after each level.
+#[derive(Clone, Debug)]
+pub struct LevelReport {
+    /// The level's statistics.
+    pub stats: LevelStats,
+    /// Last level of the run.
+    pub max_tiles: u32,
+    /// Seconds spent in the sieve.
+    pub sieve_seconds: f64,
+    /// Seconds spent on Grundy values (0 when none).
+    pub grundy_seconds: f64,
+    /// Marks pushed by the sieve.
+    pub marks: u64,
+    /// Child look-ups of the Grundy pass.
+    pub lookups: u64,
+}
+
+/// Events of a run, for progress display.
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// Resuming after `levels_complete` levels of an earlier run.
+    Resumed {
+        /// Levels already done.
+        levels_complete: u32,
+    },
+    /// A level is starting.
+    Started {
+        /// The level.
+        tiles: u32,
+    },
+    /// A level is finished and checkpointed.
+    Level(LevelReport),
+    /// The run ended; the work of every process (coordinator only).
+    Processes(Vec<ProcessWork>),
+}
+
+/// What one process did during a run (for balance and memory reports).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProcessWork {
+    /// The process, `0..processes`.
+    pub process: usize,
+    /// Marks pushed by its share of the sieve.
+    pub marks: u64,
+    /// Positions it scanned for marks.
+    pub scanned: u64,
+    /// Positions whose Grundy value it computed.
+    pub evaluated: u64,
+    /// Child look-ups of its Grundy work.
+    pub lookups: u64,
+    /// Its peak resident memory in KiB (0 where unknown).
+    pub peak_kib: u64,
+}
+
+impl ProcessWork {
+    /// Fixed-size encoding, for gathering every process's report.
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        [self.process as u64, self.marks, self.scanned, self.evaluated, self.lookups, self.peak_kib]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect()
+    }
+
+    /// Inverse of [`ProcessWork::to_bytes`].
+    pub(crate) fn from_bytes(b: &[u8]) -> Self {
+        let v: Vec<u64> = b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        ProcessWork { process: v[0] as usize, marks: v[1], scanned: v[2], evaluated: v[3], lookups: v[4], peak_kib: v[5] }
+    }
+}

@@ -1,0 +1,249 @@
+//! The memory (and disk and time) model of a run: what a level needs, what
+//! the machine or the container allows, and the preflight estimate printed
+//! before a long run starts.
+
+use super::sieve::LossSources;
+use super::{JobError, Plan};
+use crate::index::Ranking;
+use crate::store::Manifest;
+use std::fs;
+
+/// Sieve throughput per core used by the preflight (positions per second),
+/// measured with `chomp bench` on the reference machine.
+const SIEVE_POSITIONS_PER_CORE: f64 = 12e6;
+/// Grundy child look-ups per second per core, measured likewise.
+const GRUNDY_LOOKUPS_PER_CORE: f64 = 27e6;
+/// Bytes per loss of a loss table and per position of a Grundy table, as
+/// measured on the published tables (compressed).
+const LOSS_TABLE_BYTES_PER_LOSS: f64 = 2.0;
+const GRUNDY_TABLE_BYTES_PER_POSITION: f64 = 0.7;
+/// Bytes one loss source holds besides its rows (its index entry).
+const SOURCE_REF_BYTES: u64 = 24;
+
+/// Peak resident set size of this process in KiB, from /proc (0 where unavailable).
+pub fn peak_rss_kib() -> u64 {
+    proc_status_kib("VmHWM:")
+}
+
+/// Current resident set size of this process in KiB (0 where unavailable).
+pub fn current_rss_kib() -> u64 {
+    proc_status_kib("VmRSS:")
+}
+
+fn proc_status_kib(field: &str) -> u64 {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Expected losses of a level of `positions` positions: the conjectured
+/// ratio losses·ln(positions)/positions ≈ 0.28 (see docs/math.md), at least 1.
+fn expected_losses(positions: u64) -> u64 {
+    if positions < 3 {
+        return 1;
+    }
+    ((0.3 * positions as f64 / (positions as f64).ln()) as u64).max(1)
+}
+
+/// Estimated bytes a process holds while computing level `n`: the loss
+/// sources (growing by about the previous level's loss share), the level's
+/// mark bits, and for Grundy levels every smaller level's values (mapped)
+/// plus this level's values and their compressed copy.
+pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, sources: &LossSources, manifest: &Manifest) -> u64 {
+    let size = ranking.size(n);
+    let share = manifest.levels.last().map_or(0.05, |l| l.losses as f64 / l.positions as f64);
+    let new_losses = (share * 1.5 * size as f64) as u64;
+    sources.heap_bytes() as u64 + new_losses * (n as u64 / 2 + 32) + size / 8 + grundy_bytes(ranking, plan, n)
+}
+
+fn grundy_bytes(ranking: &Ranking, plan: &Plan, n: u32) -> u64 {
+    if n <= plan.grundy_max_tiles {
+        (1..n).map(|m| ranking.size(m)).sum::<u64>() + 2 * ranking.size(n)
+    } else {
+        0
+    }
+}
+
+/// The estimate of one level, before it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelEstimate {
+    /// The level.
+    pub tiles: u32,
+    /// Its positions.
+    pub positions: u64,
+    /// Seconds on `threads` threads.
+    pub seconds: f64,
+    /// Peak bytes held while computing it.
+    pub memory: u64,
+    /// Bytes its tables add on disk.
+    pub disk: u64,
+}
+
+/// The preflight: an estimate of every level of a plan from level
+/// `first` on (time on `threads` threads, peak memory, disk), from the
+/// conjectured loss density and the throughput measured on the reference
+/// machine. Rough by design: it tells minutes from hours, MiB from GiB.
+pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize) -> Vec<LevelEstimate> {
+    let sym = ranking.universe().is_symmetric();
+    let threads = threads.max(1) as f64;
+    // The explicit rows the sieve keeps: every loss of a smaller level.
+    let mut source_bytes: u64 = (1..first).map(|m| expected_losses(ranking.size(m)) * (m as u64 / 2 + SOURCE_REF_BYTES)).sum();
+    let mut out = Vec::new();
+    for n in first..=ranking.max_tiles() {
+        let positions = ranking.size(n);
+        let losses = expected_losses(positions);
+        let canonical = if sym { positions / 2 + 1 } else { positions };
+        let mut seconds = positions as f64 / SIEVE_POSITIONS_PER_CORE / threads;
+        let mut disk = (losses as f64 * LOSS_TABLE_BYTES_PER_LOSS) as u64;
+        if n <= plan.grundy_max_tiles {
+            seconds += (canonical * (n as u64 - 1)) as f64 / GRUNDY_LOOKUPS_PER_CORE / threads;
+            disk += (positions as f64 * GRUNDY_TABLE_BYTES_PER_POSITION) as u64;
+        }
+        let memory = source_bytes + losses * (n as u64 / 2 + 32) + positions / 8 + grundy_bytes(ranking, plan, n);
+        source_bytes += losses * (n as u64 / 2 + SOURCE_REF_BYTES);
+        out.push(LevelEstimate { tiles: n, positions, seconds, memory, disk });
+    }
+    out
+}
+
+/// Bytes the system reports available: `MemAvailable`, capped by the
+/// memory limit of this process's cgroup (Slurm `--mem`, containers).
+pub fn available_memory() -> Option<u64> {
+    let info = fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = info.lines().find(|l| l.starts_with("MemAvailable:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    let system = kib * 1024;
+    Some(match cgroup_room() {
+        Some(room) => system.min(room),
+        None => system,
+    })
+}
+
+/// Room left under this process's cgroup memory limit (v2 or v1), if it has one.
+fn cgroup_room() -> Option<u64> {
+    let membership = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let (v2, v1) = cgroup_paths(&membership);
+    let read = |p: &str| fs::read_to_string(p).ok();
+    let candidates = [
+        (format!("/sys/fs/cgroup{v2}/memory.max"), format!("/sys/fs/cgroup{v2}/memory.current")),
+        ("/sys/fs/cgroup/memory.max".into(), "/sys/fs/cgroup/memory.current".into()),
+        (format!("/sys/fs/cgroup/memory{v1}/memory.limit_in_bytes"), format!("/sys/fs/cgroup/memory{v1}/memory.usage_in_bytes")),
+        ("/sys/fs/cgroup/memory/memory.limit_in_bytes".into(), "/sys/fs/cgroup/memory/memory.usage_in_bytes".into()),
+    ];
+    for (limit, usage) in candidates {
+        if let Some(text) = read(&limit) {
+            let limit = parse_cgroup_limit(&text)?;
+            let used = read(&usage).and_then(|u| u.trim().parse::<u64>().ok()).unwrap_or(0);
+            // The process's own memory counts against the limit but is held already.
+            return Some(limit.saturating_sub(used) + current_rss_kib() * 1024);
+        }
+    }
+    None
+}
+
+/// The cgroup paths of this process (v2 unified, v1 memory controller)
+/// from the text of `/proc/self/cgroup`; `""` where absent.
+fn cgroup_paths(membership: &str) -> (String, String) {
+    let mut v2 = String::new();
+    let mut v1 = String::new();
+    for line in membership.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next(), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let path = if path == "/" { "" } else { path };
+        if controllers.is_empty() {
+            v2 = path.to_string();
+        } else if controllers.split(',').any(|c| c == "memory") {
+            v1 = path.to_string();
+        }
+    }
+    (v2, v1)
+}
+
+/// A cgroup memory limit file's value: `None` for "max" or a value so
+/// large it means no limit.
+fn parse_cgroup_limit(text: &str) -> Option<u64> {
+    let t = text.trim();
+    if t == "max" {
+        return None;
+    }
+    t.parse::<u64>().ok().filter(|&v| v < 1 << 60)
+}
+
+/// Human-readable bytes: MiB below a GiB, GiB above.
+pub fn human_bytes(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// Refuses to start level `n` when its estimate exceeds `limit` (or, with
+/// none, what the system and the cgroup leave available).
+///
+/// # Errors
+/// [`JobError::Memory`] saying what the level needs and how to resume.
+pub fn check_memory(
+    ranking: &Ranking,
+    plan: &Plan,
+    n: u32,
+    sources: &LossSources,
+    manifest: &Manifest,
+    limit: Option<u64>,
+) -> Result<(), JobError> {
+    let need = estimate_level_bytes(ranking, plan, n, sources, manifest);
+    let kept = if n > 1 { format!("levels 1..={} are complete and kept", n - 1) } else { "no level is complete yet".to_string() };
+    if let Some(limit) = limit {
+        if need > limit {
+            return Err(JobError::Memory(format!(
+                "level {n} needs about {}, more than --max-memory ({}); {kept}: rerun with a larger limit to resume",
+                human_bytes(need),
+                human_bytes(limit)
+            )));
+        }
+    } else if let Some(avail) = available_memory() {
+        let held = current_rss_kib() * 1024;
+        if need.saturating_sub(held) > avail {
+            return Err(JobError::Memory(format!(
+                "level {n} needs about {}, only {} is available; {kept}: rerun on a larger machine (or more processes) to resume",
+                human_bytes(need),
+                human_bytes(avail + held)
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cgroup_limits_parse() {
+        assert_eq!(parse_cgroup_limit("max\n"), None);
+        assert_eq!(parse_cgroup_limit("9223372036854771712\n"), None);
+        assert_eq!(parse_cgroup_limit("4294967296\n"), Some(4 << 30));
+        assert_eq!(parse_cgroup_limit("garbage"), None);
+    }
+
+    #[test]
+    fn cgroup_membership_parses() {
+        let v2 = "0::/slurm/uid_1000/job_42/step_0\n";
+        assert_eq!(cgroup_paths(v2), ("/slurm/uid_1000/job_42/step_0".to_string(), String::new()));
+        let v1 = "9:name=systemd:/\n4:memory:/slurm/job_7\n3:cpu,cpuacct:/\n";
+        assert_eq!(cgroup_paths(v1), (String::new(), "/slurm/job_7".to_string()));
+        assert_eq!(cgroup_paths("0::/\n"), (String::new(), String::new()));
+    }
+
+    #[test]
+    fn preflight_covers_every_level_and_grows() {
+        let ranking = Ranking::new(&crate::Universe::tiles(60)).unwrap();
+        let plan = Plan { universe: crate::Universe::tiles(60), grundy_max_tiles: 40 };
+        let est = preflight(&ranking, &plan, 1, 2);
+        assert_eq!(est.len(), 60);
+        assert_eq!(est[59].positions, ranking.size(60));
+        assert!(est[59].memory > est[9].memory && est[39].seconds > est[9].seconds);
+        assert!(est.iter().all(|e| e.disk > 0 && e.memory > 0));
+        assert_eq!(preflight(&ranking, &plan, 51, 2).len(), 10);
+    }
+}

@@ -1,0 +1,16 @@
+//! Solving: the level driver and the two computations it runs per level,
+//! the loss sieve and the Grundy pass, with the plan, the memory model and
+//! the events a run reports. See `docs/math.md` for the mathematics.
+
+mod driver;
+mod error;
+mod events;
+pub mod grundy;
+pub mod memory;
+mod plan;
+pub mod sieve;
+
+pub use driver::{run, run_on, Options};
+pub use error::JobError;
+pub use events::{Event, LevelReport, ProcessWork};
+pub use plan::{JobFile, Plan, TOOL_VERSION};

@@ -1,0 +1,136 @@
+//! What a run computes: a [`Plan`] (universe and Grundy bound), read from a
+//! job file ([`JobFile`], TOML) or built from command-line flags.
+
+use super::grundy::MAX_GRUNDY_TILES;
+use super::JobError;
+use crate::game::Universe;
+use crate::index::Ranking;
+use serde::Deserialize;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Version of this tool, recorded in manifests.
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What a run computes: its universe and how far Grundy values go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The positions covered.
+    pub universe: Universe,
+    /// Grundy values for levels `1..=grundy_max_tiles` (0: none).
+    pub grundy_max_tiles: u32,
+}
+
+impl Plan {
+    /// Checks the plan against what the engine and the table format support.
+    ///
+    /// # Errors
+    /// [`JobError::Invalid`] naming the offending field.
+    pub fn validate(&self) -> Result<Ranking, JobError> {
+        let ranking = Ranking::new(&self.universe)?;
+        let top = ranking.max_tiles();
+        if self.grundy_max_tiles > top {
+            return Err(JobError::Invalid(format!(
+                "grundy_max_tiles ({}) exceeds the universe's largest level ({top})",
+                self.grundy_max_tiles
+            )));
+        }
+        if self.grundy_max_tiles > MAX_GRUNDY_TILES {
+            return Err(JobError::Invalid(format!(
+                "grundy_max_tiles ({}) exceeds {MAX_GRUNDY_TILES}, the one-byte table limit",
+                self.grundy_max_tiles
+            )));
+        }
+        if let Some(n) = (1..=top).find(|&n| ranking.size(n) > u32::MAX as u64) {
+            return Err(JobError::Invalid(format!(
+                "level {n} has {} positions; tables hold at most 2^32 per level, so the largest tile count today is {}",
+                ranking.size(n),
+                n - 1
+            )));
+        }
+        Ok(ranking)
+    }
+}
+
+/// A job file (TOML), as kept in `jobs/`.
+///
+/// ```toml
+/// name = "default"
+/// out = "../out/default"   # relative to this file's folder
+/// max_tiles = 80
+/// grundy_max_tiles = 60
+/// # rows = 8    # optional bounds: a box or a few-row family
+/// # cols = 15
+/// ```
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobFile {
+    /// A label for logs.
+    pub name: String,
+    /// Output directory. Relative paths are relative to the folder of the
+    /// job file (see [`JobFile::read`]).
+    pub out: PathBuf,
+    /// Tile bound.
+    #[serde(default)]
+    pub max_tiles: Option<u32>,
+    /// Row bound.
+    #[serde(default)]
+    pub rows: Option<u32>,
+    /// Column bound.
+    #[serde(default)]
+    pub cols: Option<u32>,
+    /// Grundy values up to this level (0 or absent: none).
+    #[serde(default)]
+    pub grundy_max_tiles: Option<u32>,
+}
+
+impl JobFile {
+    /// Parses a job file's text. Errors name the line, the column and the
+    /// field at fault, on one line.
+    ///
+    /// # Errors
+    /// [`JobError::Invalid`].
+    pub fn parse(text: &str) -> Result<Self, JobError> {
+        toml::from_str(text).map_err(|e| {
+            let message = e.message().trim().replace('\n', " ");
+            let Some(span) = e.span() else { return JobError::Invalid(message) };
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            let column = before.len() - line_start + 1;
+            // Name the field when the error points at the value of a `key = value` line.
+            let this_line = text[line_start..].lines().next().unwrap_or("");
+            let key = this_line
+                .split_once('=')
+                .filter(|(k, _)| span.start > line_start + k.len() && span.end <= line_start + this_line.len())
+                .map(|(k, _)| k.trim())
+                .filter(|k| !k.is_empty());
+            match key {
+                Some(k) => JobError::Invalid(format!("line {line}, column {column}: {k}: {message}")),
+                None => JobError::Invalid(format!("line {line}, column {column}: {message}")),
+            }
+        })
+    }
+
+    /// Reads and parses a job file; a relative `out` is resolved against the
+    /// folder that holds the job file, so a job runs the same from anywhere.
+    ///
+    /// # Errors
+    /// [`JobError`] when unreadable or invalid (naming the file).
+    pub fn read(path: &Path) -> Result<Self, JobError> {
+        let text = fs::read_to_string(path).map_err(|e| JobError::Io { path: path.to_path_buf(), source: e })?;
+        let mut job = Self::parse(&text).map_err(|e| JobError::Invalid(format!("{}: {e}", path.display())))?;
+        if job.out.is_relative() {
+            job.out = path.parent().unwrap_or(Path::new("")).join(&job.out);
+        }
+        Ok(job)
+    }
+
+    /// The plan this job describes.
+    pub fn plan(&self) -> Plan {
+        Plan {
+            universe: Universe { rows: self.rows, cols: self.cols, tiles: self.max_tiles },
+            grundy_max_tiles: self.grundy_max_tiles.unwrap_or(0),
+        }
+    }
+}

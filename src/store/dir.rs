@@ -1,0 +1,376 @@
+//! The table directory: one type owns its layout (every file name), atomic
+//! writes, the run's lifecycle (create, resume, reset, leftovers of a killed
+//! run), the lock against concurrent runs, and reading a listed level back.
+//!
+//! ```text
+//! DIR/manifest.json            what the directory holds (the checkpoint)
+//! DIR/losses/L0001.cht …       one loss table per level
+//! DIR/grundy/G0001.cht …       one Grundy table per level (if computed)
+//! DIR/summary.csv, summary.json, grundy_histogram.csv   when complete
+//! DIR/.lock                    held by the run writing the directory
+//! DIR/.work/                   scratch of a running job (or --work-dir)
+//! ```
+
+use super::format::{self, GrundyTable, Header, Kind, TableError};
+use super::manifest::{Manifest, ManifestError, MANIFEST};
+use crate::report::summary::{grundy_histogram_csv, summary_csv, summary_json, LevelStats};
+use roaring::RoaringBitmap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// Name of the per-level summary (CSV).
+pub const SUMMARY_CSV: &str = "summary.csv";
+/// Name of the per-level summary (JSON).
+pub const SUMMARY_JSON: &str = "summary.json";
+/// Name of the Grundy value histogram (CSV).
+pub const GRUNDY_HISTOGRAM_CSV: &str = "grundy_histogram.csv";
+/// The lock file of a running job (never listed in the manifest).
+const LOCK: &str = ".lock";
+/// The default scratch directory of a running job.
+const WORK: &str = ".work";
+/// Sub-directories holding level tables.
+const TABLE_DIRS: [&str; 2] = ["losses", "grundy"];
+
+/// Errors preparing a table directory for a run.
+#[derive(Debug, thiserror::Error)]
+pub enum DirError {
+    /// The directory holds something else, or another run holds it.
+    #[error("{0}")]
+    Refused(String),
+    /// The manifest is unusable.
+    #[error("{0}")]
+    Manifest(#[from] ManifestError),
+    /// A file could not be written or removed.
+    #[error("{0}")]
+    Table(#[from] TableError),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TableError + '_ {
+    move |e| TableError::io(path, e)
+}
+
+/// A table directory (it need not exist yet).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableDir {
+    root: PathBuf,
+}
+
+impl TableDir {
+    /// The table directory at `path`.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        TableDir { root: path.into() }
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// Path of `manifest.json`.
+    pub fn manifest_path(&self) -> PathBuf {
+        self.root.join(MANIFEST)
+    }
+
+    /// A level table's name relative to the directory, as the manifest lists it.
+    pub fn table_name(kind: Kind, tiles: u32) -> String {
+        match kind {
+            Kind::Losses => format!("losses/L{tiles:04}.cht"),
+            Kind::Grundy => format!("grundy/G{tiles:04}.cht"),
+        }
+    }
+
+    /// A level table's path.
+    pub fn table_path(&self, kind: Kind, tiles: u32) -> PathBuf {
+        self.root.join(Self::table_name(kind, tiles))
+    }
+
+    /// The summary files of a complete run, with their contents derived from
+    /// the level statistics (the Grundy histogram only with Grundy values).
+    pub fn summary_files(levels: &[LevelStats], grundy: bool) -> Vec<(&'static str, String)> {
+        let mut files = vec![(SUMMARY_CSV, summary_csv(levels)), (SUMMARY_JSON, summary_json(levels))];
+        if grundy {
+            files.push((GRUNDY_HISTOGRAM_CSV, grundy_histogram_csv(levels)));
+        }
+        files
+    }
+
+    /// Every file a manifest must list: the tables of its completed levels
+    /// and, once complete, the summaries.
+    pub fn expected_files(m: &Manifest) -> Vec<String> {
+        let mut names = Vec::new();
+        for n in 1..=m.levels_complete {
+            names.push(Self::table_name(Kind::Losses, n));
+            if n <= m.grundy_max_tiles {
+                names.push(Self::table_name(Kind::Grundy, n));
+            }
+        }
+        if m.complete {
+            names.extend(Self::summary_files(&m.levels, m.grundy_max_tiles > 0).into_iter().map(|(name, _)| name.to_string()));
+        }
+        names
+    }
+
+    /// Reads and checks the manifest.
+    ///
+    /// # Errors
+    /// [`ManifestError`] when missing, unreadable or malformed.
+    pub fn read_manifest(&self) -> Result<Manifest, ManifestError> {
+        Manifest::read(&self.root)
+    }
+
+    /// The header a level table of this directory must carry.
+    pub fn expected_header(m: &Manifest, kind: Kind, tiles: u32) -> Header {
+        let stats = &m.levels[tiles as usize - 1];
+        Header::new(kind, &m.universe, tiles, stats.positions, stats.losses)
+    }
+
+    /// Reads the loss set of completed level `tiles`, checked against the
+    /// manifest (size, SHA-256) and the expected header.
+    ///
+    /// # Errors
+    /// [`TableError`] when missing, unlisted, damaged or another run's.
+    pub fn read_losses(&self, m: &Manifest, tiles: u32) -> Result<RoaringBitmap, TableError> {
+        let name = Self::table_name(Kind::Losses, tiles);
+        let bytes = m.read_listed(&self.root, &name)?;
+        let want = Self::expected_header(m, Kind::Losses, tiles);
+        Ok(format::decode_losses(&self.root.join(name), &bytes, Some(&want))?.1)
+    }
+
+    /// Reads the Grundy table of completed level `tiles` (blocks decode on demand), checked like
+    /// [`TableDir::read_losses`].
+    ///
+    /// # Errors
+    /// [`TableError`] when missing, unlisted, damaged or another run's.
+    pub fn read_grundy(&self, m: &Manifest, tiles: u32) -> Result<GrundyTable, TableError> {
+        let name = Self::table_name(Kind::Grundy, tiles);
+        let bytes = m.read_listed(&self.root, &name)?;
+        let want = Self::expected_header(m, Kind::Grundy, tiles);
+        GrundyTable::from_bytes(&self.root.join(name), bytes, Some(&want))
+    }
+
+    /// Writes file `rel` atomically and lists it in the manifest (in memory;
+    /// [`Manifest::write`] makes it the checkpoint).
+    ///
+    /// # Errors
+    /// I/O errors; nothing half-written is left.
+    pub fn write_file(&self, m: &mut Manifest, rel: &str, bytes: &[u8]) -> Result<(), TableError> {
+        write_atomic(&self.root.join(rel), bytes)?;
+        m.add_file(rel, bytes);
+        Ok(())
+    }
+
+    /// Writes a level table (see [`TableDir::write_file`]).
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write_table(&self, m: &mut Manifest, kind: Kind, tiles: u32, bytes: &[u8]) -> Result<(), TableError> {
+        self.write_file(m, &Self::table_name(kind, tiles), bytes)
+    }
+
+    /// Writes the summary files, marks the run complete and writes the manifest.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn finish(&self, m: &mut Manifest) -> Result<(), TableError> {
+        for (name, text) in Self::summary_files(&m.levels, m.grundy_max_tiles > 0) {
+            self.write_file(m, name, text.as_bytes())?;
+        }
+        m.complete = true;
+        m.write(&self.root)
+    }
+
+    /// The default scratch directory of process `process` of a run.
+    pub fn work_dir(&self, process: usize) -> PathBuf {
+        self.root.join(WORK).join(format!("process{process}"))
+    }
+
+    /// Takes the directory's lock (creating the directory if missing): a
+    /// second run on the same directory is refused at once, naming the
+    /// process that holds it. The lock ends when the returned value drops
+    /// (or the process dies).
+    ///
+    /// # Errors
+    /// [`DirError::Refused`] when another run holds it; I/O errors.
+    pub fn lock(&self) -> Result<DirLock, DirError> {
+        if self.root.exists() && !self.root.is_dir() {
+            return Err(DirError::Refused(format!("{}: exists and is not a directory", self.root.display())));
+        }
+        fs::create_dir_all(&self.root).map_err(io(&self.root))?;
+        let path = self.root.join(LOCK);
+        let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io(&path))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = holder.trim();
+                let who = if holder.is_empty() { "another process".to_string() } else { format!("process {holder}") };
+                return Err(DirError::Refused(format!(
+                    "{}: in use by {who} (another chomp run writes it); wait for it to end or choose another directory",
+                    self.root.display()
+                )));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(TableError::io(&path, e).into()),
+        }
+        let pid = std::process::id().to_string();
+        let written = file.set_len(0).and_then(|_| file.rewind()).and_then(|_| file.write_all(pid.as_bytes()));
+        written.map_err(io(&path))?;
+        Ok(DirLock { file, path })
+    }
+
+    /// Opens the directory for a run whose fresh manifest is `fresh`: an
+    /// empty or new directory starts it, one of the same job (same
+    /// universe, Grundy bound and tool version) resumes it, anything else is
+    /// refused unless `force` (which clears what runs write, nothing else).
+    /// Returns the manifest to continue from. Call with the lock held.
+    ///
+    /// # Errors
+    /// [`DirError::Refused`] explaining what the directory holds; I/O errors.
+    pub fn open_run(&self, fresh: Manifest, force: bool) -> Result<Manifest, DirError> {
+        let dir = &self.root;
+        match self.read_manifest() {
+            Ok(m) => {
+                let same = m.universe == fresh.universe && m.grundy_max_tiles == fresh.grundy_max_tiles;
+                if same && m.tool_version == fresh.tool_version {
+                    return Ok(m);
+                }
+                if !force {
+                    let why = if same {
+                        format!("was written by chomp-tables {}, this is {}", m.tool_version, fresh.tool_version)
+                    } else {
+                        format!(
+                            "holds another job ({}, Grundy to {}); this job is {}, Grundy to {}",
+                            m.universe.describe(),
+                            m.grundy_max_tiles,
+                            fresh.universe.describe(),
+                            fresh.grundy_max_tiles
+                        )
+                    };
+                    return Err(DirError::Refused(format!("{}: {why}; use --force to overwrite it", dir.display())));
+                }
+                self.clear()?;
+            }
+            Err(ManifestError::Missing(_)) => {
+                // A run killed between creating the directory and its first
+                // manifest leaves at most the manifest's temporary file.
+                let manifest_tmp = tmp_path(Path::new(MANIFEST));
+                let mut entries = fs::read_dir(dir).map_err(io(dir))?;
+                let foreign = entries.any(|e| e.map_or(true, |e| e.file_name() != manifest_tmp.as_os_str() && e.file_name() != LOCK));
+                if foreign {
+                    return Err(DirError::Refused(format!(
+                        "{}: not empty and holds no {MANIFEST}; not a chomp table directory (choose a new or empty one)",
+                        dir.display()
+                    )));
+                }
+            }
+            Err(e) => {
+                if !force {
+                    return Err(DirError::Refused(format!("{e}; use --force to overwrite the directory")));
+                }
+                self.clear()?;
+            }
+        }
+        let mut fresh = fresh;
+        fresh.write(dir)?;
+        Ok(fresh)
+    }
+
+    /// Removes the scratch directory and temporary files (`*.tmp`) a killed
+    /// run may have left.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn remove_leftovers(&self) -> Result<(), TableError> {
+        let work = self.root.join(WORK);
+        if work.exists() {
+            fs::remove_dir_all(&work).map_err(io(&work))?;
+        }
+        let subs = std::iter::once(self.root.clone()).chain(TABLE_DIRS.iter().map(|s| self.root.join(s)));
+        for sub in subs {
+            let Ok(entries) = fs::read_dir(&sub) else { continue };
+            for entry in entries.flatten() {
+                if entry.file_name().to_string_lossy().ends_with(".tmp") {
+                    fs::remove_file(entry.path()).map_err(io(&entry.path()))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates the sub-directories that hold level tables.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn create_table_dirs(&self) -> Result<(), TableError> {
+        for sub in TABLE_DIRS {
+            let p = self.root.join(sub);
+            fs::create_dir_all(&p).map_err(io(&p))?;
+        }
+        Ok(())
+    }
+
+    /// Removes what a run writes into the directory (and nothing else).
+    fn clear(&self) -> Result<(), TableError> {
+        for sub in TABLE_DIRS.iter().chain(&[WORK]) {
+            let p = self.root.join(sub);
+            if p.exists() {
+                fs::remove_dir_all(&p).map_err(io(&p))?;
+            }
+        }
+        for f in [SUMMARY_CSV, SUMMARY_JSON, GRUNDY_HISTOGRAM_CSV, MANIFEST] {
+            let _ = fs::remove_file(self.root.join(f));
+        }
+        Ok(())
+    }
+}
+
+/// The held lock of a table directory; released (and its file removed) on drop.
+#[derive(Debug)]
+pub struct DirLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        // Remove the file while still holding the lock, so that a finished
+        // directory holds only its tables.
+        let _ = fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same
+/// directory, flushed to disk, then renamed over `path`.
+///
+/// # Errors
+/// I/O errors; the temporary file is removed on failure.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TableError> {
+    let tmp = tmp_path(path);
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            // Make the rename itself durable; not every filesystem allows this.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        TableError::io(path, e)
+    })
+}
+
+/// The temporary name a file is written under before its rename.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
