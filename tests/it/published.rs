@@ -1,4 +1,4 @@
-//! Runs of the engine compared with the published figures in `../shared/data/`
+//! Runs of the engine compared with the published figures in `tests/data/`
 //! and with the facts stated in `chomp.md`.
 
 use chomp_tables::job::{self, Options, Plan};
@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/");
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
 
 fn data(name: &str) -> String {
     let path = Path::new(DATA).join(name);
