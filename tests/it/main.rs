@@ -1,5 +1,8 @@
 //! The integration tests, built as one test crate (`cargo test --test it`):
-//! one module per area. Run one area with `cargo test --test it brute::`.
+//! one module per area, and the helpers they share in `common`. Run one area
+//! with `cargo test --test it brute::`.
+
+mod common;
 
 mod brute;
 mod cli;

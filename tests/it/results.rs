@@ -3,15 +3,13 @@
 
 use chomp_tables::manifest::sha256_hex;
 use chomp_tables::verify;
+
+use crate::common::data;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 fn results() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("results")
-}
-
-fn data(name: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)).unwrap()
 }
 
 /// (tiles -> (positions, losses)) from a CSV whose first three columns are those.
