@@ -3,9 +3,10 @@
 //! answers on real table directories, the reader must refuse damaged tables,
 //! and it must decode every roaring container kind the format allows.
 //!
-//! Needs `python3` with the `zstandard` module. Where either is missing the
-//! tests print why and pass, unless the environment variable `CI` is set:
-//! then they fail.
+//! Needs `python3` with the `zstandard` module (`python3 -m pip install
+//! zstandard`). Where either is missing the tests print `SKIPPED`, why, and
+//! how to install it, and pass, unless the environment variable `CI` is set
+//! (as in `CI=true`): then they fail.
 
 use crate::common::{chomp, chomp_solve, partitions, SplitMix};
 use serde_json::Value;
@@ -34,10 +35,10 @@ fn find_python() -> Result<PathBuf, String> {
             Ok(if exe.is_empty() { PathBuf::from("python3") } else { PathBuf::from(exe) })
         }
         Ok(o) => Err(format!(
-            "python3 cannot import zstandard ({}); install it with `pip install zstandard`",
+            "python3 cannot import zstandard ({}); install it with `python3 -m pip install zstandard`",
             String::from_utf8_lossy(&o.stderr).trim().lines().last().unwrap_or("")
         )),
-        Err(e) => Err(format!("python3 is not runnable ({e})")),
+        Err(e) => Err(format!("python3 is not runnable ({e}); install Python 3, then `python3 -m pip install zstandard`")),
     }
 }
 
