@@ -3,15 +3,13 @@
 
 use chomp_tables::manifest::sha256_hex;
 use chomp_tables::verify;
+
+use crate::common::data;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 fn results() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("results")
-}
-
-fn shared(name: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(name)).unwrap()
 }
 
 /// (tiles -> (positions, losses)) from a CSV whose first three columns are those.
@@ -41,9 +39,9 @@ fn every_published_file_matches_its_checksum() {
 #[test]
 fn published_summary_agrees_with_verified_figures() {
     let ours = counts(&std::fs::read_to_string(results().join("summary.csv")).unwrap());
-    for data in ["losses-by-tiles-1-40.csv", "reference-table-20-50.csv"] {
-        for (tiles, want) in counts(&shared(data)) {
-            assert_eq!(ours[&tiles], want, "{data} at {tiles} tiles");
+    for name in ["losses-by-tiles-1-40.csv", "reference-table-20-50.csv"] {
+        for (tiles, want) in counts(&data(name)) {
+            assert_eq!(ours[&tiles], want, "{name} at {tiles} tiles");
         }
     }
     assert!(ours.len() >= 100, "losses to at least 100 tiles");

@@ -2,63 +2,12 @@
 //! how it refuses bad input (exit code, a single `error:` line, no partial
 //! or stray files).
 
+use crate::common::{assert_ok, assert_one_line_error, chomp, chomp_in, chomp_solve, files, snapshot, text};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::SystemTime;
 use tempfile::TempDir;
-
-const BIN: &str = env!("CARGO_BIN_EXE_chomp");
-
-fn chomp_in(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).args(args).current_dir(cwd).output().expect("start chomp")
-}
-
-fn chomp(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("start chomp")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn assert_ok(out: &Output, what: &str) {
-    assert!(out.status.success(), "{what}: exit {:?}\nstdout:\n{}\nstderr:\n{}", out.status, text(&out.stdout), text(&out.stderr));
-}
-
-/// A failure: non-zero exit and exactly one stderr line, starting with `error:`. Returns the line.
-fn assert_one_line_error(out: &Output, what: &str) -> String {
-    assert!(!out.status.success(), "{what}: should fail; stdout:\n{}", text(&out.stdout));
-    let stderr = text(&out.stderr);
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "{what}: one stderr line expected, got:\n{stderr}");
-    assert!(lines[0].starts_with("error:"), "{what}: {:?}", lines[0]);
-    lines[0].to_string()
-}
-
-/// Every file under `dir` with its contents and modification time.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
-    let mut out = BTreeMap::new();
-    if dir.is_dir() {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                out.extend(snapshot(&path));
-            } else {
-                let meta = fs::metadata(&path).unwrap();
-                out.insert(path.clone(), (fs::read(&path).unwrap(), meta.modified().unwrap()));
-            }
-        }
-    }
-    out
-}
-
-/// Files (relative paths) under `dir`.
-fn files(dir: &Path) -> BTreeSet<String> {
-    snapshot(dir).keys().map(|p| p.strip_prefix(dir).unwrap().to_string_lossy().into_owned()).collect()
-}
 
 fn assert_no_tmp_files(dir: &Path) {
     let stray: Vec<String> = files(dir).into_iter().filter(|f| f.ends_with(".tmp")).collect();
@@ -82,8 +31,7 @@ fn read_json(path: &Path) -> Value {
 fn solved_t20() -> (TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("t20");
-    let o = chomp(&["solve", "--max-tiles", "20", "--grundy-max-tiles", "12", "--out", out.to_str().unwrap()]);
-    assert_ok(&o, "solve");
+    chomp_solve(&out, &["--max-tiles", "20", "--grundy-max-tiles", "12"]);
     (tmp, out)
 }
 

@@ -3,10 +3,12 @@
 //! answers on real table directories, the reader must refuse damaged tables,
 //! and it must decode every roaring container kind the format allows.
 //!
-//! Needs `python3` with the `zstandard` module. Where either is missing the
-//! tests print why and pass, unless the environment variable `CI` is set:
-//! then they fail.
+//! Needs `python3` with the `zstandard` module (`python3 -m pip install
+//! zstandard`). Where either is missing the tests print `SKIPPED`, why, and
+//! how to install it, and pass, unless the environment variable `CI` is set
+//! (as in `CI=true`): then they fail.
 
+use crate::common::{chomp, chomp_solve, partitions, SplitMix};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -15,8 +17,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-
-const CHOMP: &str = env!("CARGO_BIN_EXE_chomp");
 
 fn reader_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join("chomp_reader.py")
@@ -35,10 +35,10 @@ fn find_python() -> Result<PathBuf, String> {
             Ok(if exe.is_empty() { PathBuf::from("python3") } else { PathBuf::from(exe) })
         }
         Ok(o) => Err(format!(
-            "python3 cannot import zstandard ({}); install it with `pip install zstandard`",
+            "python3 cannot import zstandard ({}); install it with `python3 -m pip install zstandard`",
             String::from_utf8_lossy(&o.stderr).trim().lines().last().unwrap_or("")
         )),
-        Err(e) => Err(format!("python3 is not runnable ({e})")),
+        Err(e) => Err(format!("python3 is not runnable ({e}); install Python 3, then `python3 -m pip install zstandard`")),
     }
 }
 
@@ -68,10 +68,6 @@ fn scratch() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
-}
-
 /// `f` over `items` on a few threads (most of the time goes to starting processes), results in order.
 fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -96,52 +92,9 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
 
 fn python(args: &[&str]) -> Output {
     let exe = PYTHON.get().and_then(|p| p.as_ref().ok()).expect("python_available() was checked");
-    run(Command::new(exe).arg(reader_script()).args(args))
-}
-
-/// Runs `chomp solve` into `dir` with extra arguments.
-fn solve(dir: &Path, args: &[&str]) {
-    let out = run(Command::new(CHOMP).arg("solve").args(args).arg("--out").arg(dir).arg("--quiet"));
-    assert!(out.status.success(), "chomp solve {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-/// SplitMix64: a small deterministic generator for the samples.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform-ish in `lo..=hi`.
-    fn range(&mut self, lo: u32, hi: u32) -> u32 {
-        lo + (self.next() % (hi - lo + 1) as u64) as u32
-    }
-}
-
-/// Every partition of `n` with at most `rows` parts, each at most `cols`.
-fn partitions(n: u32, rows: u32, cols: u32) -> Vec<Vec<u32>> {
-    fn go(left: u32, max: u32, rows_left: u32, cur: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {
-        if left == 0 {
-            out.push(cur.clone());
-            return;
-        }
-        if rows_left == 0 {
-            return;
-        }
-        for v in (1..=max.min(left)).rev() {
-            cur.push(v);
-            go(left - v, v, rows_left - 1, cur, out);
-            cur.pop();
-        }
-    }
-    let mut out = Vec::new();
-    go(n, cols, rows, &mut Vec::new(), &mut out);
-    out
+    let mut cmd = Command::new(exe);
+    cmd.arg(reader_script()).args(args);
+    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
 /// A pseudo-random partition of `n` with at most `rows` parts, each at most `cols` (`None` if it got stuck).
@@ -167,7 +120,8 @@ fn random_partition(rng: &mut SplitMix, n: u32, rows: u32, cols: u32) -> Option<
     Some(parts)
 }
 
-fn text(rows: &[u32]) -> String {
+/// A position as `chomp query` and the reader take it: `3 2 1`.
+fn rows_text(rows: &[u32]) -> String {
     rows.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(" ")
 }
 
@@ -184,7 +138,7 @@ fn compare(dir: &Path, samples: &[String], outside: &[&str]) -> (usize, usize) {
     let answers: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(answers.len(), lines.len(), "one answer per position; stderr: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.success(), outside.is_empty(), "batch exit status reflects positions outside the tables");
-    let rust_answers = par_map(samples, |pos| run(Command::new(CHOMP).args(["query", pos, "--tables", dir.to_str().unwrap(), "--json"])));
+    let rust_answers = par_map(samples, |pos| chomp(&["query", pos, "--tables", dir.to_str().unwrap(), "--json"]));
     for ((pos, py), rust) in samples.iter().zip(&answers).zip(rust_answers) {
         assert!(rust.status.success(), "chomp query {pos:?} failed: {}", String::from_utf8_lossy(&rust.stderr));
         let rust: Value = serde_json::from_slice(&rust.stdout).unwrap();
@@ -194,7 +148,7 @@ fn compare(dir: &Path, samples: &[String], outside: &[&str]) -> (usize, usize) {
     }
     for (pos, py) in outside.iter().zip(&answers[samples.len()..]) {
         assert!(py["error"].as_str().is_some_and(|e| !e.is_empty()), "Python answers {py} for {pos}, outside the tables");
-        let rust = run(Command::new(CHOMP).args(["query", pos, "--tables", dir.to_str().unwrap(), "--json"]));
+        let rust = chomp(&["query", pos, "--tables", dir.to_str().unwrap(), "--json"]);
         assert!(!rust.status.success(), "chomp query accepts {pos}, outside the tables");
         let single = python(&[dir.to_str().unwrap(), pos, "--json"]);
         let stderr = String::from_utf8_lossy(&single.stderr);
@@ -211,7 +165,7 @@ fn agrees_with_chomp_query_on_an_8x15_box() {
     }
     let tmp = scratch();
     let dir = tmp.path().join("box");
-    solve(&dir, &["--rows", "8", "--cols", "15", "--grundy"]);
+    chomp_solve(&dir, &["--rows", "8", "--cols", "15", "--grundy", "--quiet"]);
     let mut samples: BTreeSet<Vec<u32>> = (1..=9).flat_map(|n| partitions(n, 8, 15)).collect();
     let mut rng = SplitMix(0x8015);
     let wanted = samples.len() + 40;
@@ -224,7 +178,7 @@ fn agrees_with_chomp_query_on_an_8x15_box() {
     for fixed in [vec![15; 8], vec![15], vec![1; 8], vec![15, 14, 13, 12, 11, 10, 9, 8], vec![8, 7, 6, 5, 4, 3, 2, 1]] {
         samples.insert(fixed);
     }
-    let samples: Vec<String> = samples.iter().map(|p| text(p)).collect();
+    let samples: Vec<String> = samples.iter().map(|p| rows_text(p)).collect();
     let (losses, no_grundy) = compare(&dir, &samples, &["16", "1 1 1 1 1 1 1 1 1", "16 1"]);
     assert!(losses >= 10 && no_grundy == 0, "{losses} losses, {no_grundy} without Grundy value");
 }
@@ -236,7 +190,7 @@ fn agrees_with_chomp_query_on_a_tile_run() {
     }
     let tmp = scratch();
     let dir = tmp.path().join("t25");
-    solve(&dir, &["--max-tiles", "25", "--grundy-max-tiles", "20"]);
+    chomp_solve(&dir, &["--max-tiles", "25", "--grundy-max-tiles", "20", "--quiet"]);
     let mut samples: BTreeSet<Vec<u32>> = (1..=9).flat_map(|n| partitions(n, 9, 9)).collect();
     let mut rng = SplitMix(0x2520);
     let wanted = samples.len() + 40;
@@ -248,7 +202,7 @@ fn agrees_with_chomp_query_on_a_tile_run() {
         }
     }
     samples.extend([vec![25], vec![1; 25], vec![5; 5], vec![7, 6, 5, 4, 3]]);
-    let samples: Vec<String> = samples.iter().map(|p| text(p)).collect();
+    let samples: Vec<String> = samples.iter().map(|p| rows_text(p)).collect();
     let (losses, no_grundy) = compare(&dir, &samples, &["26", "13 13", "3 3 3 3 3 3 3 3 3"]);
     assert!(losses >= 10 && no_grundy >= 20, "{losses} losses, {no_grundy} without Grundy value");
 }
@@ -270,7 +224,7 @@ fn refuses_damaged_tables() {
     }
     let tmp = scratch();
     let dir = tmp.path().join("t12");
-    solve(&dir, &["--max-tiles", "12", "--grundy-max-tiles", "12"]);
+    chomp_solve(&dir, &["--max-tiles", "12", "--grundy-max-tiles", "12", "--quiet"]);
     let ok = python(&[dir.to_str().unwrap(), "3 2 1", "--json"]);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
 

@@ -2,25 +2,10 @@
 //! still on disk) and started again ends with exactly the files of a clean run.
 
 use chomp_tables::job::{run, Options, Plan};
+use chomp_tables::manifest::Manifest;
 use chomp_tables::Universe;
-use std::collections::BTreeMap;
-use std::path::Path;
 
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
+use crate::common::contents;
 
 #[test]
 fn leftovers_of_a_killed_run_are_removed_on_rerun() {
@@ -28,13 +13,13 @@ fn leftovers_of_a_killed_run_are_removed_on_rerun() {
     let plan = Plan { universe: Universe::tiles(30), grundy_max_tiles: 20 };
     let clean = tmp.path().join("clean");
     run(&plan, &Options::new(&clean), |_| {}).unwrap();
-    let want = files(&clean);
+    let want = contents(&clean);
     for complete in [true, false] {
         let out = tmp.path().join(format!("killed-{complete}"));
         run(&plan, &Options::new(&out), |_| {}).unwrap();
         if !complete {
             // As if killed right after level 25's checkpoint.
-            let mut m = chomp_tables::manifest::Manifest::read(&out).unwrap();
+            let mut m = Manifest::read(&out).unwrap();
             m.complete = false;
             m.levels_complete = 25;
             m.levels.truncate(25);
@@ -45,7 +30,7 @@ fn leftovers_of_a_killed_run_are_removed_on_rerun() {
         std::fs::write(out.join("losses/L0026.cht.tmp"), b"half").unwrap();
         std::fs::write(out.join("manifest.json.tmp"), b"half").unwrap();
         run(&plan, &Options::new(&out), |_| {}).unwrap();
-        let got = files(&out);
+        let got = contents(&out);
         assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "complete={complete}");
         assert!(got == want, "complete={complete}: same bytes as a clean run");
     }

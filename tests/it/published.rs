@@ -1,19 +1,12 @@
-//! Runs of the engine compared with the published figures in `../shared/data/`
+//! Runs of the engine compared with the published figures in `tests/data/`
 //! and with the facts stated in `chomp.md`.
 
 use chomp_tables::job::{self, Options, Plan};
 use chomp_tables::probe::{Outcome, Tables};
-use chomp_tables::{Position, Universe};
+use chomp_tables::Universe;
+
+use crate::common::{data, loss_set, partitions, pos, solve};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use tempfile::TempDir;
-
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/");
-
-fn data(name: &str) -> String {
-    let path = Path::new(DATA).join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// Rows of a CSV file as fields (comment lines starting with `#` skipped),
 /// after checking its header.
@@ -26,33 +19,6 @@ fn csv(text: &str, header: &str) -> Vec<Vec<String>> {
 /// Integer rows of a CSV file.
 fn csv_u64(text: &str, header: &str) -> Vec<Vec<u64>> {
     csv(text, header).into_iter().map(|r| r.iter().map(|f| f.parse().unwrap()).collect()).collect()
-}
-
-struct Run {
-    tables: Tables,
-    out: PathBuf,
-    _dir: TempDir,
-}
-
-fn solve(universe: Universe, grundy_max_tiles: u32) -> Run {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("tables");
-    let plan = Plan { universe, grundy_max_tiles };
-    job::run(&plan, &Options::new(out.clone()), |_| {}).expect("engine run");
-    Run { tables: Tables::open(&out).unwrap(), out, _dir: dir }
-}
-
-fn pos(rows: &[u32]) -> Position {
-    Position::new(rows).unwrap()
-}
-
-fn rows_u32(p: &Position) -> Vec<u32> {
-    p.rows().iter().map(|&r| r as u32).collect()
-}
-
-/// The losses of level `n`, decoded from the loss table.
-fn loss_set(t: &Tables, n: u32) -> BTreeSet<Vec<u32>> {
-    t.level_losses(n).unwrap().iter().map(|r| rows_u32(&t.ranking().unrank(n, r as u64).unwrap())).collect()
 }
 
 /// `(tiles, positions, losses)` of every level, from the manifest.
@@ -201,24 +167,6 @@ fn two_row_rectangles_and_losses() {
     }
 }
 
-/// All partitions of `n` (for walking every position of a run).
-fn partitions(n: u32) -> Vec<Vec<u32>> {
-    fn rec(rem: u32, max: u32, cur: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {
-        if rem == 0 {
-            out.push(cur.clone());
-            return;
-        }
-        for v in (1..=max.min(rem)).rev() {
-            cur.push(v);
-            rec(rem - v, v, cur, out);
-            cur.pop();
-        }
-    }
-    let mut out = Vec::new();
-    rec(n, n, &mut Vec::new(), &mut out);
-    out
-}
-
 #[test]
 fn documented_game_facts_to_40_tiles() {
     let run = solve(Universe::tiles(40), 0);
@@ -226,7 +174,7 @@ fn documented_game_facts_to_40_tiles() {
     // `3 2 1` has three winning moves.
     assert_eq!(t.winning_moves(&pos(&[3, 2, 1])).unwrap(), vec![[0, 2], [1, 1], [2, 0]]);
     for n in 1..=40 {
-        for rows in partitions(n) {
+        for rows in partitions(n, n, n) {
             let p = pos(&rows);
             let height = rows.len() as u32;
             // Rectangles other than 1x1 are wins.
@@ -248,7 +196,7 @@ fn conjugates_agree_to_20_tiles() {
     let run = solve(Universe::tiles(20), 20);
     let t = &run.tables;
     for n in 1..=20 {
-        for rows in partitions(n) {
+        for rows in partitions(n, n, n) {
             let p = pos(&rows);
             let c = p.conjugate();
             assert_eq!(t.outcome(&p).unwrap(), t.outcome(&c).unwrap(), "{p} / {c}");

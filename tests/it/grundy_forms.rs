@@ -2,25 +2,17 @@
 
 use chomp_tables::closed_form::{hook, single_row, two_rows};
 use chomp_tables::ichomp::analyze;
-use chomp_tables::job::{run, Options, Plan};
-use chomp_tables::{Position, Tables, Universe};
+use chomp_tables::{Position, Universe};
 
+use crate::common::{pos, solve, SplitMix};
+
+/// Every test here solves the tile universe to `N` tiles, Grundy values included.
 const N: u32 = 40;
-
-fn tables(dir: &tempfile::TempDir) -> Tables {
-    let plan = Plan { universe: Universe::tiles(N), grundy_max_tiles: N };
-    run(&plan, &Options::new(dir.path().join("t")), |_| {}).unwrap();
-    Tables::open(&dir.path().join("t")).unwrap()
-}
-
-fn pos(rows: &[u32]) -> Position {
-    Position::new(rows).unwrap()
-}
 
 #[test]
 fn closed_forms_match_every_position_in_range() {
-    let dir = tempfile::tempdir().unwrap();
-    let t = tables(&dir);
+    let run = solve(Universe::tiles(N), N);
+    let t = &run.tables;
     let mut checked = 0;
     for n in 1..=N {
         assert_eq!(t.grundy(&pos(&[n])).unwrap(), Some(single_row(n) as u8));
@@ -44,18 +36,15 @@ fn quadrant(s: &str) -> Option<Position> {
 
 #[test]
 fn ichomp_winning_moves_reach_zero_and_losses_have_none() {
-    let dir = tempfile::tempdir().unwrap();
-    let t = tables(&dir);
+    let run = solve(Universe::tiles(N), N);
+    let t = &run.tables;
     let pool = ["-", "1", "2", "2 1", "3 2", "3 1 1", "4", "2 2", "3 2 1", "4 3 1", "5 2 2 1", "6 3"];
-    let mut state = 12345u64;
-    let mut next = |k: usize| {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 33) as usize % k
-    };
+    let mut rng = SplitMix(12345);
+    let mut next = |k: usize| rng.range(0, k as u32 - 1) as usize;
     let (mut wins, mut losses) = (0, 0);
     for _ in 0..300 {
         let qs: [Option<Position>; 4] = std::array::from_fn(|_| quadrant(pool[next(pool.len())]));
-        let a = analyze(&t, &qs).unwrap();
+        let a = analyze(t, &qs).unwrap();
         let value = |qs: &[Option<Position>; 4]| {
             qs.iter().map(|q| q.as_ref().map_or(0, |p| t.grundy(p).unwrap().unwrap() as u32 + 1)).fold(0, |x, v| x ^ v)
         };

@@ -1,0 +1,81 @@
+//! Helpers shared by the test modules, each defined once:
+//!
+//! - [`game`]: Chomp from its definition alone (partitions, moves, a
+//!   brute-force solver), sharing no code with the library;
+//! - [`binary`]: the `chomp` binary run as a user would, with the checks on
+//!   its output;
+//! - [`engine`]: runs of the library's engine into a temporary directory;
+//! - here: the reference figures in `tests/data/`, directory listings and a
+//!   small deterministic random generator.
+
+pub mod binary;
+pub mod engine;
+pub mod game;
+
+pub use binary::{assert_ok, assert_one_line_error, chomp, chomp_in, chomp_solve, text};
+pub use engine::{loss_set, pos, solve};
+pub use game::{bite, children, partitions, tiles, Brute, Rows};
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The reference figures, copied into the repository (see `tests/data/README.md`).
+pub const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
+
+/// The text of a file of `tests/data/`.
+pub fn data(name: &str) -> String {
+    let path = Path::new(DATA).join(name);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every file under `dir` with its contents and modification time (nothing
+/// when `dir` is not a directory).
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
+    let mut out = BTreeMap::new();
+    if dir.is_dir() {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.extend(snapshot(&path));
+            } else {
+                let meta = fs::metadata(&path).unwrap();
+                out.insert(path.clone(), (fs::read(&path).unwrap(), meta.modified().unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// Every file under `dir` (relative path) with its contents.
+pub fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    snapshot(dir).into_iter().map(|(path, (bytes, _))| (relative(dir, &path), bytes)).collect()
+}
+
+/// Files (relative paths) under `dir`.
+pub fn files(dir: &Path) -> BTreeSet<String> {
+    snapshot(dir).keys().map(|path| relative(dir, path)).collect()
+}
+
+fn relative(dir: &Path, path: &Path) -> String {
+    path.strip_prefix(dir).unwrap().to_string_lossy().into_owned()
+}
+
+/// SplitMix64: a small deterministic generator for samples.
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform-ish in `lo..=hi`.
+    pub fn range(&mut self, lo: u32, hi: u32) -> u32 {
+        lo + (self.next() % (hi - lo + 1) as u64) as u32
+    }
+}

@@ -1,0 +1,15 @@
+//! The integration tests, built as one test crate (`cargo test --test it`):
+//! one module per area, and the helpers they share in `common`. Run one area
+//! with `cargo test --test it brute::`.
+
+mod common;
+
+mod brute;
+mod cli;
+mod corruption;
+mod grundy_forms;
+mod properties;
+mod published;
+mod python_reader;
+mod results;
+mod resume;
