@@ -253,7 +253,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         Command::Plot { tables, out } => {
             let manifest = chomp_tables::manifest::Manifest::read(&tables).map_err(|e| e.to_string())?;
             std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-            for path in chomp_tables::plot::plot_all(&manifest.levels, &out).map_err(|e| e.to_string())? {
+            for path in chomp_tables::plot::plot_all(&manifest.levels, &manifest.universe, &out).map_err(|e| e.to_string())? {
                 println!("wrote {}", path.display());
             }
             Ok(ExitCode::SUCCESS)
