@@ -304,13 +304,18 @@ def parse_table(path, data, expect_kind=None):
     return header, payload
 
 
+def loss_payload_bound(positions):
+    """Largest decompressed loss payload accepted (FORMAT.md section 10, item 8).
+
+    The bound of the Rust reader: it holds every serialization whose containers
+    take at most 8194 bytes each (arrays, bitmaps, runs of up to 2048 runs) with
+    the cookie, run flags and headers."""
+    return (positions // 65536 + 1) * 8208 + 64
+
+
 def decode_losses(path, header, payload):
     positions = header["positions"]
-    containers = (positions + 65535) // 65536
-    # cookie, count or run flags, descriptive and offset headers, and no
-    # container larger than a bitmap (a run container has 2 more bytes)
-    bound = 8 + (containers + 7) // 8 + containers * (8 + BITMAP_BYTES + 2)
-    raw = zstd_one_frame(payload, bound, path, "loss payload")
+    raw = zstd_one_frame(payload, loss_payload_bound(positions), path, "loss payload")
     bitmap = decode_roaring(raw, path)
     if bitmap.cardinality != header["losses"]:
         raise corrupt(path, "holds %d losses, header says %d" % (bitmap.cardinality, header["losses"]))
@@ -438,6 +443,19 @@ MANIFEST_FIELDS = (
     "files",
     "checksum",
 )
+UNIVERSE_FIELDS = ("rows", "cols", "tiles")
+LEVEL_FIELDS = ("tiles", "positions", "losses")
+LEVEL_FIELDS_GRUNDY = LEVEL_FIELDS + ("grundy_histogram",)
+FILE_FIELDS = ("bytes", "sha256")
+
+
+def plain_relative_name(name):
+    """Whether a name listed in a manifest stays inside the table directory:
+    components separated by '/', none empty, '.' or '..', and no '\\' or ':'
+    (so not absolute on any system). FORMAT.md section 2."""
+    if not isinstance(name, str) or not name or "\\" in name or ":" in name or "\0" in name:
+        return False
+    return all(part not in ("", ".", "..") for part in name.split("/"))
 
 
 def canonical_manifest(m, checksum):
@@ -459,6 +477,8 @@ class Tables:
             raise TableFileError("%s: no manifest.json; not a chomp table directory" % directory)
         except OSError as e:
             raise TableFileError("%s: %s" % (path, e.strerror or e))
+        if b"\r" in text:
+            raise corrupt(path, "manifest not in canonical form: it holds a carriage return (CRLF line endings?)")
         try:
             m = json.loads(text.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as e:
@@ -497,6 +517,10 @@ class Tables:
             missing = [k for k in MANIFEST_FIELDS if k not in m]
             extra = sorted(k for k in m if k not in MANIFEST_FIELDS)
             raise corrupt(path, "invalid manifest: missing fields %s, unknown fields %s" % (missing, extra))
+        # The canonical text below keeps the parsed key order, so the fixed
+        # order of FORMAT.md section 3 is checked here.
+        if tuple(m) != MANIFEST_FIELDS:
+            raise corrupt(path, "manifest not in canonical form: fields out of order")
         # The checksum covers the values; byte equality with the canonical text covers the rest.
         if not isinstance(m["checksum"], str):
             raise corrupt(path, "invalid manifest: checksum is not a string")
@@ -509,7 +533,9 @@ class Tables:
         u = m["universe"]
         if not isinstance(u, dict) or set(u) != {"rows", "cols", "tiles"}:
             raise corrupt(path, "invalid manifest: universe must hold rows, cols and tiles")
-        for k in ("rows", "cols", "tiles"):
+        if tuple(u) != UNIVERSE_FIELDS:
+            raise corrupt(path, "manifest not in canonical form: universe fields out of order")
+        for k in UNIVERSE_FIELDS:
             check_int(u[k], "universe." + k, path, nullable=True)
             if u[k] == 0:
                 raise corrupt(path, "invalid manifest: universe.%s is 0" % k)
@@ -523,14 +549,23 @@ class Tables:
         for i, level in enumerate(levels):
             if not isinstance(level, dict) or level.get("tiles") != i + 1:
                 raise corrupt(path, "invalid manifest: levels[%d] is not level %d" % (i, i + 1))
+            if tuple(level) not in (LEVEL_FIELDS, LEVEL_FIELDS_GRUNDY):
+                raise corrupt(path, "invalid manifest: levels[%d] has fields %s, not %s[, %s]" % (i, list(level), list(LEVEL_FIELDS), LEVEL_FIELDS_GRUNDY[-1]))
             check_int(level.get("positions"), "levels[%d].positions" % i, path)
             check_int(level.get("losses"), "levels[%d].losses" % i, path)
         files = m["files"]
         if not isinstance(files, dict):
             raise corrupt(path, "invalid manifest: files is not an object")
+        if list(files) != sorted(files):
+            raise corrupt(path, "manifest not in canonical form: files not sorted by name")
         for rel, entry in files.items():
+            # Checked before any file is opened: a listed name never leaves the directory.
+            if not plain_relative_name(rel):
+                raise corrupt(path, "invalid manifest: files lists %r, not a plain relative name (absolute, or with an empty, '.' or '..' component)" % rel)
             if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
                 raise corrupt(path, "invalid manifest: files[%r] lacks sha256" % rel)
+            if tuple(entry) != FILE_FIELDS:
+                raise corrupt(path, "invalid manifest: files[%r] has fields %s, not %s" % (rel, list(entry), list(FILE_FIELDS)))
             check_int(entry.get("bytes"), "files[%r].bytes" % rel, path)
 
     def read_listed(self, rel):
@@ -584,14 +619,24 @@ class Tables:
             self.grundy[n] = GrundyTable(path, header, payload)
         return self.grundy[n]
 
+    def inside(self, rows):
+        return (self.rows_bound is None or len(rows) <= self.rows_bound) and (self.cols_bound is None or rows[0] <= self.cols_bound) and sum(rows) <= self.top
+
+    def oriented(self, rows):
+        """The rows, or their transpose when only that fits the tables (same outcome and value); None if neither fits."""
+        if self.inside(rows):
+            return rows
+        conj = [sum(1 for r in rows if r > c) for c in range(rows[0])]
+        return conj if self.inside(conj) else None
+
     def locate(self, rows, text):
         n = sum(rows)
-        inside = (self.rows_bound is None or len(rows) <= self.rows_bound) and (self.cols_bound is None or rows[0] <= self.cols_bound) and n <= self.top
-        if not inside:
+        found = self.oriented(rows)
+        if found is None:
             raise QuestionError("position %s is outside the tables (%s)" % (text, self.describe()))
         if n > self.levels_complete:
             raise QuestionError("level %d is not in the tables (levels 1..=%d are complete)" % (n, self.levels_complete))
-        return n, self.ranking.rank(rows)
+        return n, self.ranking.rank(found)
 
     def describe(self):
         parts = []
@@ -608,7 +653,7 @@ class Tables:
 
     def is_loss(self, rows):
         n = sum(rows)
-        return self.ranking.rank(rows) in self.loss_set(n)
+        return self.ranking.rank(self.oriented(rows)) in self.loss_set(n)
 
     def query(self, rows, text):
         n, rank = self.locate(rows, text)

@@ -1,9 +1,12 @@
 //! Plots of a run's level statistics (PNG and SVG, drawn with plotters):
 //! the share of losing positions, the conjecture ratio
 //! `losses · ln(positions) / positions` against 0.283…, and a heat map of
-//! the Grundy value distribution by tile count.
+//! the Grundy value distribution by tile count, with a colour bar. Titles
+//! name the run (`8×15 box: …`, `tile counts to 110: …`); tile counts are
+//! integer ticks.
 
 use super::summary::{LevelStats, CONJECTURED_RATIO};
+use crate::game::Universe;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -28,101 +31,192 @@ fn register_fonts() {
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
-fn loss_share<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[LevelStats]) -> DrawResult
+/// What the plots of a run show, and what their titles call the run.
+struct Run<'a> {
+    levels: &'a [LevelStats],
+    /// e.g. `8×15 box` or `tile counts to 110`.
+    label: String,
+    /// Whether rows or columns are bounded (the 0.283… limit is conjectured
+    /// for unbounded levels: all partitions of `n`).
+    bounded: bool,
+}
+
+/// How plot titles name a run: `8×15 box`, `tile counts to 110`,
+/// `at most 3 rows, tile counts to 200`, …
+pub fn run_label(universe: &Universe) -> String {
+    let top = universe.max_tiles();
+    match (universe.rows, universe.cols) {
+        (Some(r), Some(c)) if top >= r * c => format!("{r}×{c} box"),
+        (Some(r), Some(c)) => format!("{r}×{c} box, tile counts to {top}"),
+        (Some(r), None) => format!("at most {r} rows, tile counts to {top}"),
+        (None, Some(c)) => format!("at most {c} columns, tile counts to {top}"),
+        (None, None) => format!("tile counts to {top}"),
+    }
+}
+
+/// The levels shown by the line plots (tile counts as integers): from 10 tiles
+/// on (the smallest levels are tiny and noisy), or all of them in a short run.
+fn line_range(levels: &[LevelStats]) -> (u32, u32) {
+    let last = levels.last().map_or(1, |l| l.tiles);
+    let first = if last >= 20 { 10 } else { 1 };
+    (first, last.max(first + 1))
+}
+
+fn loss_share<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, run: &Run) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
     area.fill(&WHITE)?;
-    let pts: Vec<(f64, f64)> = levels.iter().filter(|l| l.tiles >= 10).map(|l| (l.tiles as f64, l.loss_percent())).collect();
-    let x_max = levels.last().map_or(10.0, |l| l.tiles as f64);
-    let y_max = pts.iter().map(|p| p.1).fold(0.0, f64::max) * 1.1;
+    let (x_min, x_max) = line_range(run.levels);
+    let pts: Vec<(u32, f64)> = run.levels.iter().filter(|l| l.tiles >= x_min).map(|l| (l.tiles, l.loss_percent())).collect();
+    let y_max = positive(pts.iter().map(|p| p.1).fold(0.0, f64::max) * 1.1);
     let mut chart = ChartBuilder::on(area)
-        .caption("Share of losing positions by tile count", ("sans-serif", 24))
+        .caption(format!("{}: share of losing positions by tile count", run.label), ("sans-serif", 24))
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d(10.0..x_max, 0.0..y_max)?;
+        .build_cartesian_2d(x_min..x_max, 0.0..y_max)?;
     chart.configure_mesh().x_desc("tiles").y_desc("losing positions (%)").draw()?;
     chart.draw_series(LineSeries::new(pts.iter().copied(), BLUE.stroke_width(2)))?;
     chart.draw_series(pts.iter().map(|&p| Circle::new(p, 2, BLUE.filled())))?;
     Ok(())
 }
 
-fn conjecture_ratio<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[LevelStats]) -> DrawResult
+/// `v` if positive, else 1 (an axis needs a non-empty range).
+fn positive(v: f64) -> f64 {
+    if v > 0.0 {
+        v
+    } else {
+        1.0
+    }
+}
+
+fn conjecture_ratio<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, run: &Run) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
     area.fill(&WHITE)?;
-    let pts: Vec<(f64, f64)> = levels.iter().filter(|l| l.tiles >= 10).map(|l| (l.tiles as f64, l.conjecture_ratio())).collect();
-    let x_max = levels.last().map_or(10.0, |l| l.tiles as f64);
+    let (x_min, x_max) = line_range(run.levels);
+    let pts: Vec<(u32, f64)> = run.levels.iter().filter(|l| l.tiles >= x_min).map(|l| (l.tiles, l.conjecture_ratio())).collect();
     let y_max = pts.iter().map(|p| p.1).fold(CONJECTURED_RATIO, f64::max) * 1.1;
     let mut chart = ChartBuilder::on(area)
-        .caption("losses · ln(positions) / positions", ("sans-serif", 24))
+        .caption(format!("{}: losses · ln(positions) / positions", run.label), ("sans-serif", 24))
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d(10.0..x_max, 0.0..y_max)?;
+        .build_cartesian_2d(x_min..x_max, 0.0..y_max)?;
     chart.configure_mesh().x_desc("tiles").y_desc("ratio").draw()?;
     chart
         .draw_series(LineSeries::new(pts.iter().copied(), BLUE.stroke_width(2)))?
         .label("measured")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+    let limit = if run.bounded { "limit 0.283… conjectured for unbounded levels" } else { "conjectured limit 0.283…" };
     chart
-        .draw_series(LineSeries::new(vec![(10.0, CONJECTURED_RATIO), (x_max, CONJECTURED_RATIO)], RED.stroke_width(2)))?
-        .label("conjectured limit 0.283…")
+        .draw_series(LineSeries::new(vec![(x_min, CONJECTURED_RATIO), (x_max, CONJECTURED_RATIO)], RED.stroke_width(2)))?
+        .label(limit)
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .position(SeriesLabelPosition::LowerRight)
+        .position(SeriesLabelPosition::UpperRight)
         .draw()?;
     Ok(())
 }
 
-fn grundy_heatmap<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[LevelStats]) -> DrawResult
+/// Shares below this power of ten get the colour of the lowest one.
+const LOG_SHARE_MIN: f64 = -6.0;
+
+/// Colour of a share of the level (log scale, viridis: dark = rare, yellow = common).
+fn share_colour(log10_share: f64) -> RGBColor {
+    ViridisRGB::get_color((log10_share.clamp(LOG_SHARE_MIN, 0.0) - LOG_SHARE_MIN) / -LOG_SHARE_MIN)
+}
+
+fn grundy_heatmap<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, run: &Run) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
     area.fill(&WHITE)?;
-    let with: Vec<(&LevelStats, &Vec<u64>)> = levels.iter().filter_map(|l| l.grundy_histogram.as_ref().map(|h| (l, h))).collect();
-    let x_max = with.last().map_or(1, |(l, _)| l.tiles) + 1;
-    let y_max = with.iter().map(|(_, h)| h.len() as u32).max().unwrap_or(1);
-    let mut chart = ChartBuilder::on(area)
-        .caption("Grundy values by tile count (share of the level, log scale)", ("sans-serif", 24))
+    let with: Vec<(&LevelStats, &Vec<u64>)> = run.levels.iter().filter_map(|l| l.grundy_histogram.as_ref().map(|h| (l, h))).collect();
+    let x_max = with.last().map_or(1, |(l, _)| l.tiles);
+    let y_max = with.iter().map(|(_, h)| h.len() as u32).max().unwrap_or(1).saturating_sub(1);
+    let area = area.titled(&format!("{}: Grundy values by tile count", run.label), ("sans-serif", 24))?;
+    let width = area.dim_in_pixel().0;
+    let (main, bar) = area.split_horizontally(width.saturating_sub(130));
+    // One column per tile count and one row per value; ticks at the centres.
+    let mut chart = ChartBuilder::on(&main)
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d(1u32..x_max, 0u32..y_max)?;
+        .build_cartesian_2d((1u32..x_max).into_segmented(), (0u32..y_max).into_segmented())?;
     chart.configure_mesh().disable_mesh().x_desc("tiles").y_desc("misère Grundy value").draw()?;
-    // Colour by log10 of the share, from 1e-6 (pale) to 1 (dark).
     let cells = with.iter().flat_map(|(l, h)| {
         let total = l.positions as f64;
         h.iter().enumerate().filter(|(_, &c)| c > 0).map(move |(g, &c)| {
-            let t = ((c as f64 / total).log10() + 6.0).clamp(0.0, 6.0) / 6.0;
-            let colour = ViridisRGB::get_color(t);
-            Rectangle::new([(l.tiles, g as u32), (l.tiles + 1, g as u32 + 1)], colour.filled())
+            let g = g as u32;
+            let colour = share_colour((c as f64 / total).log10());
+            Rectangle::new(
+                [(SegmentValue::Exact(l.tiles), SegmentValue::Exact(g)), (SegmentValue::Exact(l.tiles + 1), SegmentValue::Exact(g + 1))],
+                colour.filled(),
+            )
         })
     });
     chart.draw_series(cells)?;
+
+    // The colour bar: share of the level's positions, log scale.
+    let mut scale = ChartBuilder::on(&bar)
+        .margin_top(16)
+        .margin_bottom(16)
+        .margin_right(30)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0.0..1.0, LOG_SHARE_MIN..0.0)?;
+    let label = |v: &f64| {
+        let e = v.round() as i32;
+        let sup: String =
+            (-e).to_string().chars().map(|d| ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'][d as usize - '0' as usize]).collect();
+        match e {
+            0 => "1".to_string(),
+            _ if e as f64 <= LOG_SHARE_MIN => format!("≤ 10⁻{sup}"),
+            _ => format!("10⁻{sup}"),
+        }
+    };
+    scale
+        .configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 12))
+        .y_labels(7)
+        .y_label_formatter(&label)
+        .y_desc("share of the level")
+        .draw()?;
+    let steps = 120;
+    let step = -LOG_SHARE_MIN / steps as f64;
+    scale.draw_series((0..steps).map(|i| {
+        let lo = LOG_SHARE_MIN + i as f64 * step;
+        Rectangle::new([(0.0, lo), (1.0, lo + step)], share_colour(lo + step / 2.0).filled())
+    }))?;
     Ok(())
 }
 
-/// Draws the three plots of `levels` into `dir` as PNG and SVG; returns the files written.
+/// Draws the three plots of `levels` into `dir` as PNG and SVG; returns the
+/// files written. Titles name the run by its `universe` ([`run_label`]).
 ///
 /// # Errors
 /// [`PlotError`] when a file cannot be drawn or written.
-pub fn plot_all(levels: &[LevelStats], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+pub fn plot_all(levels: &[LevelStats], universe: &Universe, dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     register_fonts();
-    fn render(levels: &[LevelStats], path: &Path, svg: bool, f: ChartFn) -> DrawResult {
+    let run = Run { levels, label: run_label(universe), bounded: universe.rows.is_some() || universe.cols.is_some() };
+    fn render(run: &Run, path: &Path, svg: bool, f: ChartFn) -> DrawResult {
         let size = (960, 600);
         if svg {
             let area = SVGBackend::new(path, size).into_drawing_area();
-            dispatch(f, &area, levels)?;
+            dispatch(f, &area, run)?;
             area.present()?;
         } else {
             let area = BitMapBackend::new(path, size).into_drawing_area();
-            dispatch(f, &area, levels)?;
+            dispatch(f, &area, run)?;
             area.present()?;
         }
         Ok(())
@@ -138,7 +232,7 @@ pub fn plot_all(levels: &[LevelStats], dir: &Path) -> Result<Vec<PathBuf>, PlotE
             let path = dir.join(format!("{name}.{ext}"));
             // Drawn under a temporary name, then renamed: no half-written plot.
             let tmp = dir.join(format!(".{name}.tmp.{ext}"));
-            render(levels, &tmp, ext == "svg", f).map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
+            render(&run, &tmp, ext == "svg", f).map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
             std::fs::rename(&tmp, &path).map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
             written.push(path);
         }
@@ -153,13 +247,37 @@ enum ChartFn {
     Heatmap,
 }
 
-fn dispatch<DB: DrawingBackend>(f: ChartFn, area: &DrawingArea<DB, Shift>, levels: &[LevelStats]) -> DrawResult
+fn dispatch<DB: DrawingBackend>(f: ChartFn, area: &DrawingArea<DB, Shift>, run: &Run) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
     match f {
-        ChartFn::LossShare => loss_share(area, levels),
-        ChartFn::Ratio => conjecture_ratio(area, levels),
-        ChartFn::Heatmap => grundy_heatmap(area, levels),
+        ChartFn::LossShare => loss_share(area, run),
+        ChartFn::Ratio => conjecture_ratio(area, run),
+        ChartFn::Heatmap => grundy_heatmap(area, run),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_name_the_run() {
+        assert_eq!(run_label(&Universe::boxed(8, 15)), "8×15 box");
+        assert_eq!(run_label(&Universe::tiles(110)), "tile counts to 110");
+        assert_eq!(run_label(&Universe { rows: Some(3), cols: None, tiles: Some(200) }), "at most 3 rows, tile counts to 200");
+        assert_eq!(run_label(&Universe { rows: Some(4), cols: Some(5), tiles: Some(12) }), "4×5 box, tile counts to 12");
+        assert_eq!(run_label(&Universe { rows: Some(4), cols: Some(5), tiles: Some(30) }), "4×5 box");
+    }
+
+    #[test]
+    fn line_plots_use_whole_tile_counts() {
+        let level = |tiles| LevelStats { tiles, positions: 1, losses: 0, grundy_histogram: None };
+        let long: Vec<_> = (1..=110).map(level).collect();
+        assert_eq!(line_range(&long), (10, 110));
+        let short: Vec<_> = (1..=5).map(level).collect();
+        assert_eq!(line_range(&short), (1, 5));
+        assert_eq!(line_range(&[level(1)]), (1, 2));
     }
 }

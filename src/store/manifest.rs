@@ -130,6 +130,13 @@ impl Manifest {
                 what: format!("format version {} is not the version this tool reads ({})", m.format_version, VERSION),
             });
         }
+        // Listed names are joined to the directory: none may leave it.
+        if let Some(name) = m.files.keys().find(|name| !plain_relative_name(name)) {
+            return Err(ManifestError::Invalid {
+                path: path.display().to_string(),
+                what: format!("files lists {name:?}, not a plain relative name (absolute, or with an empty, `.` or `..` component)"),
+            });
+        }
         Ok(m)
     }
 
@@ -182,8 +189,64 @@ impl Manifest {
     }
 }
 
+/// Whether a name listed in a manifest stays inside the table directory
+/// (`FORMAT.md` section 2): components separated by `/`, none of them empty,
+/// `.` or `..`, and no `\` or `:` anywhere (not absolute on any system).
+pub fn plain_relative_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains(['\\', ':', '\0']) && name.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
 /// SHA-256 of bytes as lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest_listing(names: &[&str]) -> Manifest {
+        let mut m = Manifest {
+            format: FORMAT_NAME.into(),
+            format_version: VERSION,
+            tool_version: "0.1.0".into(),
+            universe: Universe::tiles(4),
+            grundy_max_tiles: 0,
+            levels_complete: 0,
+            complete: false,
+            levels: Vec::new(),
+            files: BTreeMap::new(),
+            checksum: String::new(),
+        };
+        for name in names {
+            m.add_file(name, b"x");
+        }
+        m
+    }
+
+    #[test]
+    fn listed_names_stay_inside_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        manifest_listing(&["losses/L0001.cht", "grundy/G0001.cht", "summary.csv"]).write(dir.path()).unwrap();
+        assert!(Manifest::read(dir.path()).is_ok());
+        for bad in
+            ["../x.cht", "losses/../../x.cht", "/etc/passwd", "losses//L0001.cht", "./summary.csv", "losses/", "", "C:x", "losses\\..\\x"]
+        {
+            manifest_listing(&["summary.csv", bad]).write(dir.path()).unwrap();
+            let err = Manifest::read(dir.path()).expect_err(bad).to_string();
+            assert!(err.contains("not a plain relative name"), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn crlf_copy_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        manifest_listing(&["summary.csv"]).write(dir.path()).unwrap();
+        let path = dir.path().join(MANIFEST);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace('\n', "\r\n")).unwrap();
+        let err = Manifest::read(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("canonical"), "{err}");
+    }
 }

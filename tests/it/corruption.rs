@@ -2,8 +2,9 @@
 //! table or of the manifest is detected by `verify` and by the probe (which
 //! `query` uses): an error, never a panic, never a wrong answer.
 
-use chomp_tables::job::{run, Options, Plan};
-use chomp_tables::{verify, Position, Ranking, Tables, Universe};
+use chomp_tables::read::verify;
+use chomp_tables::solve::{run, Options, Plan};
+use chomp_tables::{Position, Ranking, Tables, Universe};
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 
@@ -69,7 +70,7 @@ fn every_flipped_byte_and_truncation_is_detected() {
 
 #[test]
 fn garbage_tables_error_out() {
-    use chomp_tables::table::{decode_losses, GrundyTable};
+    use chomp_tables::store::format::{decode_losses, GrundyTable};
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     for len in [0usize, 10, 63, 64, 65, 100, 1000] {
         for _ in 0..50 {
@@ -97,7 +98,7 @@ fn reseal(header: &[u8], payload: &[u8]) -> Vec<u8> {
 
 #[test]
 fn well_sealed_garbage_payloads_error_out() {
-    use chomp_tables::table::{decode_losses, GrundyTable};
+    use chomp_tables::store::format::{decode_losses, GrundyTable};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("t");
     run(&Plan { universe: Universe::tiles(26), grundy_max_tiles: 26 }, &Options::new(&dir), |_| {}).unwrap();

@@ -1,7 +1,7 @@
 //! The closed forms of `chomp.md` and the iChomp rule against computed values.
 
-use chomp_tables::closed_form::{hook, single_row, two_rows};
-use chomp_tables::ichomp::analyze;
+use chomp_tables::game::closed_form::{hook, single_row, two_rows};
+use chomp_tables::game::ichomp::analyze;
 use chomp_tables::{Position, Universe};
 
 use crate::common::{pos, solve, SplitMix};

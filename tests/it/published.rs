@@ -1,9 +1,9 @@
 //! Runs of the engine compared with the published figures in `tests/data/`
 //! and with the facts stated in `chomp.md`.
 
-use chomp_tables::job::{self, Options, Plan};
-use chomp_tables::probe::{Outcome, Tables};
+use chomp_tables::solve::{self as job, Options, Plan};
 use chomp_tables::Universe;
+use chomp_tables::{Outcome, Tables};
 
 use crate::common::{data, loss_set, partitions, pos, solve};
 use std::collections::{BTreeMap, BTreeSet};
@@ -234,7 +234,7 @@ fn two_row_closed_form_below_60() {
     for n in 1..60u32 {
         for m in 0..=n {
             let p = if m == 0 { pos(&[n]) } else { pos(&[n, m]) };
-            let want = chomp_tables::closed_form::two_rows(n, m);
+            let want = chomp_tables::game::closed_form::two_rows(n, m);
             assert_eq!(t.grundy(&p).unwrap(), Some(want as u8), "({n}, {m})");
             let want_outcome = if want == 0 { Outcome::Loss } else { Outcome::Win };
             assert_eq!(t.outcome(&p).unwrap(), want_outcome, "({n}, {m})");
@@ -317,7 +317,7 @@ fn grundy_values_are_the_mex_of_their_children_across_blocks() {
     let run = solve(Universe::tiles(n), n);
     let t = &run.tables;
     let size = t.ranking().size(n);
-    let block = chomp_tables::table::GRUNDY_BLOCK as u64;
+    let block = chomp_tables::store::format::GRUNDY_BLOCK as u64;
     assert!(size > block, "level {n} spans several Grundy blocks");
     let losses = t.level_losses(n).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(46);

@@ -1,8 +1,8 @@
 //! The published results in `results/`: checksums, table directories that
 //! verify, and figures that agree with the verified data.
 
-use chomp_tables::manifest::sha256_hex;
-use chomp_tables::verify;
+use chomp_tables::read::verify;
+use chomp_tables::store::sha256_hex;
 
 use crate::common::data;
 use std::collections::HashMap;

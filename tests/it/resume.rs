@@ -1,8 +1,8 @@
 //! A run killed after its last checkpoint (shard files and temporary files
 //! still on disk) and started again ends with exactly the files of a clean run.
 
-use chomp_tables::job::{run, Options, Plan};
-use chomp_tables::manifest::Manifest;
+use chomp_tables::solve::{run, Options, Plan};
+use chomp_tables::Manifest;
 use chomp_tables::Universe;
 
 use crate::common::contents;

@@ -130,7 +130,7 @@ pub fn verify(dir: &Path, samples: u64, seed: u64, levels: RangeInclusive<u32>, 
 pub fn plot(dir: &Path, out: &Path) -> Result<ExitCode, String> {
     let manifest = chomp_tables::TableDir::new(dir).read_manifest().map_err(|e| e.to_string())?;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    for path in plot::plot_all(&manifest.levels, out).map_err(|e| e.to_string())? {
+    for path in plot::plot_all(&manifest.levels, &manifest.universe, out).map_err(|e| e.to_string())? {
         println!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)

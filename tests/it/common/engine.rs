@@ -1,8 +1,8 @@
 //! Runs of the library's engine, and conversions between its positions and
 //! plain row lists.
 
-use chomp_tables::job::{self, Options, Plan};
-use chomp_tables::probe::Tables;
+use chomp_tables::read::Tables;
+use chomp_tables::solve::{self as job, Options, Plan};
 use chomp_tables::{Position, Universe};
 
 use super::Rows;
