@@ -249,10 +249,15 @@ fn single_frame(path: &Path, data: &[u8], what: &str) -> Result<(), TableError> 
 /// Encodes a Grundy table from one value byte per position.
 pub fn encode_grundy(header: &Header, values: &[u8]) -> Vec<u8> {
     assert_eq!(values.len() as u64, header.positions);
+    let compress = |b: &[u8]| zstd::bulk::compress(b, ZSTD_LEVEL).expect("zstd in memory");
+    // Blocks compress in parallel in the full tool; a reader-only build writes serially.
+    #[cfg(feature = "tool")]
     let blocks: Vec<Vec<u8>> = {
         use rayon::prelude::*;
-        values.par_chunks(GRUNDY_BLOCK as usize).map(|b| zstd::bulk::compress(b, ZSTD_LEVEL).expect("zstd in memory")).collect()
+        values.par_chunks(GRUNDY_BLOCK as usize).map(compress).collect()
     };
+    #[cfg(not(feature = "tool"))]
+    let blocks: Vec<Vec<u8>> = values.chunks(GRUNDY_BLOCK as usize).map(compress).collect();
     let mut payload = Vec::new();
     let mut offset = 8 * (blocks.len() as u64 + 1);
     payload.extend_from_slice(&offset.to_le_bytes());
