@@ -16,9 +16,9 @@ pub fn hook(a: u32, b: u32) -> u32 {
 /// second row `m` (`0 ≤ m ≤ n`; `m = 0` is the single row).
 pub fn two_rows(n: u32, m: u32) -> u32 {
     assert!(n >= 1 && m <= n, "two_rows needs 0 <= m <= n, n >= 1");
-    let k = if n % 2 == 0 { (n - 2) / 2 } else { (n - 1) / 2 };
+    let k = if n.is_multiple_of(2) { (n - 2) / 2 } else { (n - 1) / 2 };
     // Whether the (n, m) parities put the position on the "2k + a + 1" branch.
-    let rising = (n % 2 == 0) == (m % 2 == 0);
+    let rising = n.is_multiple_of(2) == m.is_multiple_of(2);
     let a = m / 2; // m/2 for even m, (m-1)/2 for odd m
     if rising {
         2 * k + a + 1
