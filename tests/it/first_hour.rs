@@ -87,7 +87,7 @@ fn query_json(dir: &Path, position: &str) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
-/// 1. Usage errors print clap's whole message (the missing argument, the
+/// Defect 1: Usage errors print clap's whole message (the missing argument, the
 /// suggestion) and exit 2; plain `chomp` prints the help.
 #[test]
 fn usage_errors_keep_clap_messages() {
@@ -112,7 +112,7 @@ fn usage_errors_keep_clap_messages() {
     }
 }
 
-/// 2. A second run on a directory a running solve holds is refused at once,
+/// Defect 2: A second run on a directory a running solve holds is refused at once,
 /// naming the holder; a finished run leaves no lock file.
 #[test]
 fn second_run_on_a_held_directory_is_refused() {
@@ -133,7 +133,7 @@ fn second_run_on_a_held_directory_is_refused() {
     assert!(!done.join(".lock").exists(), "a finished run leaves no .lock");
 }
 
-/// 3. verify refuses an unfinished run (unless --allow-incomplete) and a
+/// Defect 3: verify refuses an unfinished run (unless --allow-incomplete) and a
 /// level range that samples nothing.
 #[test]
 fn verify_refuses_an_incomplete_run_and_an_empty_sample() {
@@ -160,7 +160,7 @@ fn verify_refuses_an_incomplete_run_and_an_empty_sample() {
     assert!(text(&o.stderr).contains("nothing was sampled"), "{}", text(&o.stderr));
 }
 
-/// 4. Ctrl-C ends a run with exit code 130 and says how to resume; the same
+/// Defect 4: Ctrl-C ends a run with exit code 130 and says how to resume; the same
 /// command resumes it.
 #[test]
 fn ctrl_c_exits_130_and_the_rerun_resumes() {
@@ -185,7 +185,7 @@ fn ctrl_c_exits_130_and_the_rerun_resumes() {
     assert!(rerun.stderr().contains(&format!("resuming after level {done}")), "{}", rerun.stderr());
 }
 
-/// 5. Job files: a relative `out` is relative to the job file's folder;
+/// Defect 5: Job files: a relative `out` is relative to the job file's folder;
 /// errors name the field, line and column; the shipped jobs hold no
 /// absolute output path.
 #[test]
@@ -228,7 +228,7 @@ fn job_files_resolve_out_and_name_their_errors() {
     assert!(seen >= 3, "{seen} job files in {}", shipped.display());
 }
 
-/// 6. Positions: too large, an empty row, "1 tile", a position outside the
+/// Defect 6: Positions: too large, an empty row, "1 tile", a position outside the
 /// tables named with its size and the tables' bounds, and a box answering
 /// the transpose of a position with more rows than the box.
 #[test]
@@ -265,7 +265,7 @@ fn positions_errors_and_transposed_box_answers() {
     assert_eq!(tall["winning_moves"].as_array().unwrap().len(), wide["winning_moves"].as_array().unwrap().len());
 }
 
-/// 7. iChomp on tables without Grundy values says so; its usage shows four quadrants.
+/// Defect 7: iChomp on tables without Grundy values says so; its usage shows four quadrants.
 #[test]
 fn ichomp_without_grundy_values_and_its_usage() {
     let tmp = tempfile::tempdir().unwrap();
@@ -284,7 +284,7 @@ fn ichomp_without_grundy_values_and_its_usage() {
     assert!(!usage.contains("..."), "exactly four quadrants: {usage}");
 }
 
-/// 8. The largest tile count is refused naming today's limit; --dry-run
+/// Defect 8: The largest tile count is refused naming today's limit; --dry-run
 /// estimates every level and writes nothing; --work-dir holds the scratch
 /// and is left clean.
 #[test]

@@ -206,7 +206,7 @@ fn agrees_with_chomp_query_on_a_tile_run() {
     let wanted = samples.len() + 40;
     // Half of the random ones above the Grundy levels (grundy null), half below.
     while samples.len() < wanted {
-        let n = if samples.len() % 2 == 0 { rng.range(21, 25) } else { rng.range(10, 20) };
+        let n = if samples.len().is_multiple_of(2) { rng.range(21, 25) } else { rng.range(10, 20) };
         if let Some(p) = random_partition(&mut rng, n, n, n) {
             samples.insert(p);
         }
@@ -291,7 +291,7 @@ fn both_readers_refuse_non_canonical_manifests() {
         ));
     }
     cases.push(("format and format_version swapped".into(), Damage::ManifestFieldsSwapped, "fields out of order", ""));
-    let cases: Vec<(usize, (String, Damage, &str, &str))> = cases.into_iter().enumerate().collect();
+    let cases: Vec<_> = cases.into_iter().enumerate().collect();
     par_map(&cases, |(i, (what, damage, py_needle, rust_needle))| {
         let copy = tmp.path().join(format!("case{i}"));
         copy_dir(&dir, &copy);
