@@ -54,7 +54,7 @@ pub enum PositionError {
         above: u32,
     },
     /// A side longer than [`MAX_SIDE`].
-    #[error("position is larger than {MAX_SIDE} rows or columns")]
+    #[error("position too large: more than {MAX_SIDE} rows or columns")]
     TooLarge,
 }
 

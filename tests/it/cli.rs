@@ -355,7 +355,8 @@ fn run_a_job_file() {
     let job = tmp.path().join("box.toml");
     fs::write(&job, "name = \"box 3x4\"\nout = \"tables/box\"\nmax_tiles = 10\ngrundy_max_tiles = 8\nrows = 3\ncols = 4\n").unwrap();
 
-    // Relative `out` is relative to the working directory.
+    // A relative `out` is relative to the job file's folder (here also the working directory;
+    // first_hour::job_files_resolve_out_and_name_their_errors runs one from elsewhere).
     let o = chomp_in(tmp.path(), &["run", "box.toml", "--quiet"]);
     assert_ok(&o, "run");
     let dir = tmp.path().join("tables/box");

@@ -206,7 +206,7 @@ fn agrees_with_chomp_query_on_a_tile_run() {
     let wanted = samples.len() + 40;
     // Half of the random ones above the Grundy levels (grundy null), half below.
     while samples.len() < wanted {
-        let n = if samples.len() % 2 == 0 { rng.range(21, 25) } else { rng.range(10, 20) };
+        let n = if samples.len().is_multiple_of(2) { rng.range(21, 25) } else { rng.range(10, 20) };
         if let Some(p) = random_partition(&mut rng, n, n, n) {
             samples.insert(p);
         }
@@ -269,6 +269,44 @@ fn refuses_damaged_tables() {
     assert_eq!(again.stdout, ok.stdout);
 }
 
+/// Manifests that are valid JSON with a valid checksum, yet not what the
+/// format allows (issue 10): CRLF line endings, listed names that are not
+/// plain relative names, top-level fields out of order. Both readers refuse
+/// each (the Rust one also where Python is missing).
+#[test]
+fn both_readers_refuse_non_canonical_manifests() {
+    let python = python_available();
+    let tmp = scratch();
+    let dir = tmp.path().join("t12");
+    chomp_solve(&dir, &["--max-tiles", "12", "--grundy-max-tiles", "12", "--quiet"]);
+    // (what, damage, Python's message, chomp query's message)
+    let mut cases: Vec<(String, Damage, &str, &str)> =
+        vec![("CRLF line endings".into(), Damage::ManifestCrlf, "carriage return", "not in canonical form")];
+    for name in ["../summary.csv", "losses/../summary.csv", "/etc/passwd", "./summary.csv", "losses//L0001.cht"] {
+        cases.push((
+            format!("files lists {name:?}"),
+            Damage::ManifestFileName(name),
+            "not a plain relative name",
+            "not a plain relative name",
+        ));
+    }
+    cases.push(("format and format_version swapped".into(), Damage::ManifestFieldsSwapped, "fields out of order", ""));
+    let cases: Vec<_> = cases.into_iter().enumerate().collect();
+    par_map(&cases, |(i, (what, damage, py_needle, rust_needle))| {
+        let copy = tmp.path().join(format!("case{i}"));
+        copy_dir(&dir, &copy);
+        damage.apply(&copy);
+        if python {
+            expect_refusal(&copy, "3 2 1", py_needle, what);
+        }
+        let o = chomp(&["query", "3 2 1", "--tables", copy.to_str().unwrap(), "--json"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && o.stdout.is_empty(), "{what}: chomp query answered {}", String::from_utf8_lossy(&o.stdout));
+        assert!(stderr.trim().lines().count() == 1 && stderr.starts_with("error:"), "{what}: want one error line, got {stderr:?}");
+        assert!(stderr.contains(rust_needle), "{what}: {stderr:?} does not mention {rust_needle:?}");
+    });
+}
+
 /// One way of damaging a table directory.
 enum Damage {
     /// Flip the lowest bit of one byte of a file.
@@ -285,6 +323,12 @@ enum Damage {
     ManifestEdited,
     /// Add a space to the manifest: the same values, not the canonical text.
     ManifestRespaced,
+    /// CRLF line endings in the manifest (as a Windows copy may leave them).
+    ManifestCrlf,
+    /// List `summary.csv` under another name (`files` kept sorted, checksum recomputed).
+    ManifestFileName(&'static str),
+    /// Swap `format` and `format_version` (checksum recomputed in the new order).
+    ManifestFieldsSwapped,
 }
 
 impl Damage {
@@ -324,6 +368,27 @@ impl Damage {
                 let at = b.iter().position(|&c| c == b':').unwrap() + 1;
                 b.insert(at, b' ');
             }),
+            Damage::ManifestCrlf => edit("manifest.json", &|b| {
+                *b = String::from_utf8(b.clone()).unwrap().replace('\n', "\r\n").into_bytes();
+            }),
+            Damage::ManifestFileName(name) => edit_manifest(
+                &|m| {
+                    let mut files: Vec<(String, Value)> = m["files"].as_object().unwrap().clone().into_iter().collect();
+                    files.iter_mut().find(|(k, _)| k == "summary.csv").expect("summary.csv listed").0 = name.to_string();
+                    files.sort_by(|a, b| a.0.cmp(&b.0));
+                    m["files"] = Value::Object(files.into_iter().collect());
+                },
+                true,
+            ),
+            Damage::ManifestFieldsSwapped => edit_manifest(
+                &|m| {
+                    let mut fields: Vec<(String, Value)> = m.as_object().unwrap().clone().into_iter().collect();
+                    assert_eq!((fields[0].0.as_str(), fields[1].0.as_str()), ("format", "format_version"));
+                    fields.swap(0, 1);
+                    *m = Value::Object(fields.into_iter().collect());
+                },
+                true,
+            ),
         }
     }
 }

@@ -1,0 +1,319 @@
+//! The defects a new user hit in their first hour (issue 10), one test per
+//! defect, each driving the real binary: usage errors, two runs on one
+//! directory, verify on an unfinished run, Ctrl-C, job files, positions,
+//! iChomp without Grundy values, and the solve limits, estimate and scratch
+//! directory. (The Python reader's part is in `python_reader`.)
+
+use crate::common::binary::BIN;
+use crate::common::{assert_ok, assert_one_line_error, chomp, chomp_in, chomp_solve, text};
+use chomp_tables::JobFile;
+use serde_json::Value;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `chomp solve` running in the background, its stderr going to a file;
+/// killed when dropped (so that a failing test leaves no process behind).
+struct Background {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Background {
+    /// Starts `chomp solve ARGS --out OUT`, logging stderr to `log`.
+    fn solve(out: &Path, args: &[&str], log: &Path) -> Self {
+        let child = Command::new(BIN)
+            .arg("solve")
+            .args(args)
+            .arg("--out")
+            .arg(out)
+            .stdout(Stdio::null())
+            .stderr(File::create(log).unwrap())
+            .spawn()
+            .expect("start chomp solve");
+        Background { child, log: log.to_path_buf() }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn stderr(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits (at most `limit`) for the process to end.
+    fn wait(&mut self, limit: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(start.elapsed() < limit, "chomp solve still running after {limit:?}; stderr:\n{}", self.stderr());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls `done` until it holds; fails after two minutes, saying what it waited for.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(120), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The completed levels of a table directory (0 while it has no manifest).
+fn levels_complete(dir: &Path) -> u32 {
+    fs::read_to_string(dir.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|m| m["levels_complete"].as_u64())
+        .map_or(0, |n| n as u32)
+}
+
+fn query_json(dir: &Path, position: &str) -> Value {
+    let o = chomp(&["query", position, "--tables", dir.to_str().unwrap(), "--json"]);
+    assert_ok(&o, position);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Defect 1: Usage errors print clap's whole message (the missing argument, the
+/// suggestion) and exit 2; plain `chomp` prints the help.
+#[test]
+fn usage_errors_keep_clap_messages() {
+    for (args, needle) in
+        [(&["query", "3 2 1"][..], "--tables"), (&["solve", "--max-tiles", "10"], "--out"), (&["run"], "<JOB>"), (&["quer"], "query")]
+    {
+        let o = chomp(args);
+        let stderr = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "chomp {args:?}: {stderr}");
+        assert!(stderr.contains(needle), "chomp {args:?} does not name {needle}:\n{stderr}");
+    }
+    let stderr = text(&chomp(&["quer"]).stderr);
+    assert!(stderr.contains("similar") || stderr.contains("tip"), "no suggestion:\n{stderr}");
+
+    let o = chomp(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    let help = text(&o.stderr);
+    assert!(!help.starts_with("error:"), "plain chomp prints the help, not an error:\n{help}");
+    assert!(help.contains("Usage:") && help.contains("Commands:"), "{help}");
+    for command in ["solve", "run", "query", "ichomp", "verify"] {
+        assert!(help.contains(command), "help lists {command}:\n{help}");
+    }
+}
+
+/// Defect 2: A second run on a directory a running solve holds is refused at once,
+/// naming the holder; a finished run leaves no lock file.
+#[test]
+fn second_run_on_a_held_directory_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    let d = dir.to_str().unwrap();
+    let mut first = Background::solve(&dir, &["--max-tiles", "85"], &tmp.path().join("first.log"));
+    wait_until("the first run's manifest", || dir.join("manifest.json").exists());
+    let o = chomp(&["solve", "--max-tiles", "85", "--out", d, "--quiet"]);
+    assert_eq!(o.status.code(), Some(1), "second run: {}", text(&o.stderr));
+    let line = assert_one_line_error(&o, "second run on a held directory");
+    assert!(line.contains(&format!("in use by process {}", first.pid())), "{line}");
+    assert!(first.child.try_wait().unwrap().is_none(), "the first run goes on");
+    drop(first);
+
+    let done = tmp.path().join("done");
+    chomp_solve(&done, &["--max-tiles", "12", "--quiet"]);
+    assert!(!done.join(".lock").exists(), "a finished run leaves no .lock");
+}
+
+/// Defect 3: verify refuses an unfinished run (unless --allow-incomplete) and a
+/// level range that samples nothing.
+#[test]
+fn verify_refuses_an_incomplete_run_and_an_empty_sample() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    let d = dir.to_str().unwrap();
+    let mut run = Background::solve(&dir, &["--max-tiles", "80", "--quiet"], &tmp.path().join("run.log"));
+    wait_until("a few levels", || levels_complete(&dir) >= 5);
+    let _ = run.child.kill();
+    run.wait(Duration::from_secs(30));
+    let done = levels_complete(&dir);
+    assert!((5..80).contains(&done), "{done} levels");
+
+    let o = chomp(&["verify", "--tables", d]);
+    assert!(!o.status.success(), "verify accepts an unfinished run: {}", text(&o.stdout));
+    let stderr = text(&o.stderr);
+    assert!(stderr.contains("incomplete") && stderr.contains(&format!("{done} of 80 levels")), "{stderr}");
+    assert_ok(&chomp(&["verify", "--tables", d, "--allow-incomplete"]), "verify --allow-incomplete");
+
+    let small = tmp.path().join("small");
+    chomp_solve(&small, &["--max-tiles", "12", "--quiet"]);
+    let o = chomp(&["verify", "--tables", small.to_str().unwrap(), "--min-tiles", "200"]);
+    assert!(!o.status.success(), "verify --min-tiles 200 sampled nothing yet passed: {}", text(&o.stdout));
+    assert!(text(&o.stderr).contains("nothing was sampled"), "{}", text(&o.stderr));
+}
+
+/// Defect 4: Ctrl-C ends a run with exit code 130 and says how to resume; the same
+/// command resumes it.
+#[test]
+fn ctrl_c_exits_130_and_the_rerun_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    let mut run = Background::solve(&dir, &["--max-tiles", "85"], &tmp.path().join("run.log"));
+    wait_until("the first levels", || levels_complete(&dir) >= 3);
+    let kill = Command::new("kill").args(["-INT", &run.pid().to_string()]).status().expect("run kill");
+    assert!(kill.success());
+    let status = run.wait(Duration::from_secs(30));
+    let stderr = run.stderr();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    let line = stderr.lines().find(|l| l.starts_with("interrupted")).unwrap_or_else(|| panic!("no interrupted line:\n{stderr}"));
+    let level = line.strip_prefix("interrupted at level ").and_then(|rest| rest.split_once(';')).map(|(n, _)| n);
+    assert!(level.is_some_and(|n| n.parse::<u32>().is_ok()), "{line}");
+    assert!(line.ends_with("; run the same command again to resume"), "{line}");
+    drop(run);
+
+    let done = levels_complete(&dir);
+    let rerun = Background::solve(&dir, &["--max-tiles", "85"], &tmp.path().join("rerun.log"));
+    wait_until("the rerun to resume", || rerun.stderr().contains("resuming after level"));
+    assert!(rerun.stderr().contains(&format!("resuming after level {done}")), "{}", rerun.stderr());
+}
+
+/// Defect 5: Job files: a relative `out` is relative to the job file's folder;
+/// errors name the field, line and column; the shipped jobs hold no
+/// absolute output path.
+#[test]
+fn job_files_resolve_out_and_name_their_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = tmp.path().join("jobs/sub");
+    let cwd = tmp.path().join("elsewhere");
+    fs::create_dir_all(&jobs).unwrap();
+    fs::create_dir_all(&cwd).unwrap();
+    fs::write(jobs.join("job.toml"), "name = \"t\"\nout = \"tables\"\nmax_tiles = 8\n").unwrap();
+    assert_ok(&chomp_in(&cwd, &["run", "../jobs/sub/job.toml", "--quiet"]), "run from another folder");
+    assert!(jobs.join("tables/manifest.json").is_file(), "tables next to the job file");
+    assert!(!cwd.join("tables").exists(), "nothing in the working directory");
+
+    let job = jobs.join("bad.toml");
+    let out = jobs.join("bad-out");
+    for (what, body, needles) in [
+        ("missing name", "out = \"bad-out\"\nmax_tiles = 8\n", &["`name`"][..]),
+        ("string max_tiles", "name = \"t\"\nout = \"bad-out\"\nmax_tiles = \"30\"\n", &["max_tiles", "line 3, column"]),
+        ("syntax error", "name = \"t\"\nout = \"bad-out\"\nmax_tiles = = 3\n", &["line 3, column"]),
+    ] {
+        fs::write(&job, body).unwrap();
+        let line = assert_one_line_error(&chomp(&["run", job.to_str().unwrap()]), what);
+        for needle in needles {
+            assert!(line.contains(needle), "{what}: {line} does not name {needle}");
+        }
+        assert!(!out.exists(), "{what}: nothing written");
+    }
+
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
+    let mut seen = 0;
+    for entry in fs::read_dir(&shipped).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let file = JobFile::parse(&fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(file.out.is_relative(), "{}: absolute out {}", path.display(), file.out.display());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 3, "{seen} job files in {}", shipped.display());
+}
+
+/// Defect 6: Positions: too large, an empty row, "1 tile", a position outside the
+/// tables named with its size and the tables' bounds, and a box answering
+/// the transpose of a position with more rows than the box.
+#[test]
+fn positions_errors_and_transposed_box_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("box");
+    let d = dir.to_str().unwrap();
+    chomp_solve(&dir, &["--rows", "3", "--cols", "4", "--grundy", "--quiet"]);
+
+    let line = assert_one_line_error(&chomp(&["query", "99999999999999999999", "--tables", d]), "huge row");
+    assert!(line.contains("too large") && !line.contains("not a positive integer"), "{line}");
+    assert_one_line_error(&chomp(&["query", "3,,2", "--tables", d]), "an empty row between commas");
+
+    let o = chomp(&["query", "1", "--tables", d]);
+    assert_ok(&o, "query 1");
+    let out = text(&o.stdout);
+    assert!(out.contains("(1 tile)") && !out.contains("(1 tiles)"), "{out}");
+
+    let line = assert_one_line_error(&chomp(&["query", "2 2 2 2 2", "--tables", d]), "5 rows in a 3x4 box");
+    for needle in ["5 rows", "2 columns", "10 tiles", "at most 3 rows", "4 columns"] {
+        assert!(line.contains(needle), "{line} does not say {needle}");
+    }
+    let tiles = tmp.path().join("t12");
+    chomp_solve(&tiles, &["--max-tiles", "12", "--quiet"]);
+    let line = assert_one_line_error(&chomp(&["query", "13", "--tables", tiles.to_str().unwrap()]), "13 tiles");
+    assert!(line.contains("13 tiles") && line.contains("at most 12 tiles"), "{line}");
+
+    // 4 rows of 2 in a 3x4 box: answered by its transpose, 2 rows of 4.
+    let (tall, wide) = (query_json(&dir, "2 2 2 2"), query_json(&dir, "4 4"));
+    assert_eq!(tall["position"], serde_json::json!([2, 2, 2, 2]));
+    for field in ["tiles", "outcome", "grundy"] {
+        assert_eq!(tall[field], wide[field], "{field}");
+    }
+    assert_eq!(tall["winning_moves"].as_array().unwrap().len(), wide["winning_moves"].as_array().unwrap().len());
+}
+
+/// Defect 7: iChomp on tables without Grundy values says so; its usage shows four quadrants.
+#[test]
+fn ichomp_without_grundy_values_and_its_usage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t12");
+    chomp_solve(&dir, &["--max-tiles", "12", "--quiet"]);
+    let o = chomp(&["ichomp", "1", "-", "-", "-", "--tables", dir.to_str().unwrap()]);
+    let line = assert_one_line_error(&o, "ichomp without Grundy values");
+    assert!(line.contains("no Grundy values") && !line.contains("computed to 0 tiles"), "{line}");
+
+    let o = chomp(&["ichomp", "--help"]);
+    assert_ok(&o, "ichomp --help");
+    let help = text(&o.stdout);
+    let usage = help.lines().find(|l| l.starts_with("Usage:")).unwrap_or_else(|| panic!("no usage line:\n{help}"));
+    assert!(usage.contains("<Q1> <Q2> <Q3> <Q4>"), "{usage}");
+    assert_eq!(usage.matches("<Q").count(), 4, "{usage}");
+    assert!(!usage.contains("..."), "exactly four quadrants: {usage}");
+}
+
+/// Defect 8: The largest tile count is refused naming today's limit; --dry-run
+/// estimates every level and writes nothing; --work-dir holds the scratch
+/// and is left clean.
+#[test]
+fn solve_limits_dry_run_and_work_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    let d = dir.to_str().unwrap();
+    let o = chomp(&["solve", "--max-tiles", "200", "--out", d]);
+    let line = assert_one_line_error(&o, "solve beyond the limit");
+    assert!(line.contains("largest tile count today is 127"), "{line}");
+    assert!(!dir.exists());
+
+    let o = chomp(&["solve", "--max-tiles", "95", "--out", d, "--dry-run"]);
+    assert_ok(&o, "--dry-run");
+    let stderr = text(&o.stderr);
+    let levels: Vec<&str> = stderr.lines().filter(|l| l.trim_start().starts_with("level ")).collect();
+    assert_eq!(levels.len(), 95, "one line per level:\n{stderr}");
+    assert!(levels.iter().any(|l| l.contains("level  95")), "{stderr}");
+    for l in &levels {
+        assert!(l.contains(" s ") && l.contains("memory") && l.contains("disk"), "time, memory and disk: {l}");
+    }
+    assert!(!dir.exists(), "--dry-run writes nothing");
+
+    let work = tmp.path().join("scratch");
+    fs::create_dir(&work).unwrap();
+    let o = chomp(&["solve", "--max-tiles", "30", "--grundy-max-tiles", "20", "--out", d, "--work-dir", work.to_str().unwrap(), "--quiet"]);
+    assert_ok(&o, "solve --work-dir");
+    assert_ok(&chomp(&["verify", "--tables", d]), "verify after --work-dir");
+    let left: Vec<String> = fs::read_dir(&work).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(left.iter().all(|name| !name.starts_with("chomp-")), "scratch left in the work dir: {left:?}");
+    assert!(!dir.join(".work").exists() && !dir.join(".lock").exists());
+}
