@@ -22,7 +22,7 @@ rc=$?
 set -e
 echo "full disk: exit $rc, stderr: $(cat "$T/err")"
 [ $rc -ne 0 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "No space left on device" "$T/err"
-"$BIN" verify --tables "$M/run" --samples 200
+"$BIN" verify --tables "$M/run" --samples 200 --allow-incomplete
 mount -o remount,size=64m "$M"
 "$BIN" solve $job --out "$M/run" --quiet
 [ "$(digest "$M/run")" = "$(digest "$T/clean")" ]

@@ -5,7 +5,7 @@
 use super::error::io_err;
 use super::events::{Event, LevelReport, ProcessWork};
 use super::grundy;
-use super::memory::{check_memory, peak_rss_kib};
+use super::memory::{check_memory, peak_rss_kib, preflight};
 use super::plan::{Plan, TOOL_VERSION};
 use super::sieve::{sieve_level, LossSources};
 use super::JobError;
@@ -88,6 +88,10 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     }
     if manifest.complete {
         return Ok(manifest);
+    }
+    if root {
+        let threads = rayon::current_num_threads() * comm.processes();
+        on_event(&Event::Estimate { levels: preflight(&ranking, plan, manifest.levels_complete + 1, threads), threads });
     }
     let work = match &opts.work_dir {
         Some(w) => w.join(format!("chomp-{}-process{}", std::process::id(), comm.process())),

@@ -1,6 +1,7 @@
 //! What a run reports while it works, for progress display and balance
 //! reports.
 
+use super::memory::LevelEstimate;
 use crate::report::summary::LevelStats;
 
 /// What the driver reports after each level.
@@ -23,6 +24,14 @@ pub struct LevelReport {
 /// Events of a run, for progress display.
 #[derive(Clone, Debug)]
 pub enum Event {
+    /// The estimate of the levels left (time, memory, disk), once the
+    /// directory is locked and its completed levels known (coordinator only).
+    Estimate {
+        /// One estimate per level left.
+        levels: Vec<LevelEstimate>,
+        /// Threads in all, over every process.
+        threads: usize,
+    },
     /// Resuming after `levels_complete` levels of an earlier run.
     Resumed {
         /// Levels already done.

@@ -4,7 +4,7 @@ use chomp_tables::game::closed_form::{hook, single_row, two_rows};
 use chomp_tables::game::ichomp::analyze;
 use chomp_tables::{Position, Universe};
 
-use crate::common::{pos, solve, SplitMix};
+use crate::common::{pos, solve, Range, SplitMix};
 
 /// Every test here solves the tile universe to `N` tiles, Grundy values included.
 const N: u32 = 40;

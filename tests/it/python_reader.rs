@@ -8,7 +8,7 @@
 //! how to install it, and pass, unless the environment variable `CI` is set
 //! (as in `CI=true`): then they fail.
 
-use crate::common::{chomp, chomp_solve, partitions, SplitMix};
+use crate::common::{chomp, chomp_solve, partitions, Range, SplitMix};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;

@@ -20,19 +20,16 @@ static CURRENT_LEVEL: AtomicU32 = AtomicU32::new(0);
 pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Result<ExitCode, String> {
     let quiet = flags.quiet || !comm.is_root();
     let ranking = plan.validate().map_err(|e| e.to_string())?;
-    if comm.is_root() && (flags.dry_run || !quiet) {
-        let done =
-            chomp_tables::TableDir::new(&out).read_manifest().ok().filter(|m| m.universe == plan.universe).map_or(0, |m| m.levels_complete);
-        let threads = rayon::current_num_threads() * comm.processes();
-        let est = memory::preflight(&ranking, plan, done + 1, threads);
-        let total: f64 = est.iter().map(|e| e.seconds).sum();
-        if flags.dry_run {
-            print_preflight(&est, threads, true);
-            return Ok(ExitCode::SUCCESS);
+    if flags.dry_run {
+        // Nothing is written: the estimate starts after the levels a resumable directory holds.
+        if comm.is_root() {
+            let m = chomp_tables::TableDir::new(&out).read_manifest().ok();
+            let done =
+                m.filter(|m| m.universe == plan.universe && m.grundy_max_tiles == plan.grundy_max_tiles).map_or(0, |m| m.levels_complete);
+            let threads = rayon::current_num_threads() * comm.processes();
+            print_preflight(&memory::preflight(&ranking, plan, done + 1, threads), threads, true);
         }
-        if total > PREFLIGHT_SECONDS {
-            print_preflight(&est, threads, false);
-        }
+        return Ok(ExitCode::SUCCESS);
     }
     if comm.processes() == 1 {
         // Ctrl-C ends the run at once; completed levels are kept and resume.
@@ -113,6 +110,11 @@ fn human_duration(s: f64) -> String {
 
 fn print_event(e: &Event) {
     match e {
+        Event::Estimate { levels, threads } => {
+            if levels.iter().map(|e| e.seconds).sum::<f64>() > PREFLIGHT_SECONDS {
+                print_preflight(levels, *threads, false);
+            }
+        }
         Event::Resumed { levels_complete } => eprintln!("resuming after level {levels_complete}"),
         Event::Started { .. } => {}
         Event::Level(r) => {

@@ -62,20 +62,17 @@ fn relative(dir: &Path, path: &Path) -> String {
     path.strip_prefix(dir).unwrap().to_string_lossy().into_owned()
 }
 
-/// SplitMix64: a small deterministic generator for samples.
-pub struct SplitMix(pub u64);
+/// The library's small deterministic generator (SplitMix64), for samples.
+pub use chomp_tables::read::verify::SplitMix;
 
-impl SplitMix {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
+/// Uniform integers in a closed range, for the samples of the tests.
+pub trait Range {
     /// Uniform-ish in `lo..=hi`.
-    pub fn range(&mut self, lo: u32, hi: u32) -> u32 {
-        lo + (self.next() % (hi - lo + 1) as u64) as u32
+    fn range(&mut self, lo: u32, hi: u32) -> u32;
+}
+
+impl Range for SplitMix {
+    fn range(&mut self, lo: u32, hi: u32) -> u32 {
+        lo + self.below((hi - lo + 1) as u64) as u32
     }
 }
