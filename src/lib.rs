@@ -15,6 +15,7 @@ pub mod grundy;
 pub mod ichomp;
 pub mod job;
 pub mod manifest;
+pub mod nd;
 pub mod plot;
 pub mod position;
 pub mod probe;
