@@ -135,6 +135,10 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         probe: Option<PathBuf>,
     },
+    /// n-dimensional Chomp in a box d1 x ... x dk: positions, losses, winning first moves, tables.
+    Nd(chomp_tables::nd::cli::NdArgs),
+    /// The divisor game on N (n-D Chomp in the box of N's exponents + 1): the numbers that win when named first.
+    Divisors(chomp_tables::nd::cli::DivisorsArgs),
 }
 
 #[derive(clap::Args)]
@@ -260,6 +264,8 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         }
         Command::Bench { probe: Some(tables), .. } => bench_probe(&tables),
         Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None } => bench(max_tiles, grundy_max_tiles, dir),
+        Command::Nd(args) => print_nd(chomp_tables::nd::cli::nd(&args)),
+        Command::Divisors(args) => print_nd(chomp_tables::nd::cli::divisors(&args)),
     }
 }
 
@@ -477,4 +483,14 @@ fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Result<
     }
     println!("peak memory:   {} MiB (VmHWM)", job::peak_rss_kib() / 1024);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints what `chomp nd` or `chomp divisors` returned.
+fn print_nd(result: Result<chomp_tables::nd::cli::Output, chomp_tables::nd::NdError>) -> Result<ExitCode, String> {
+    let out = result.map_err(|e| e.to_string())?;
+    for line in &out.stderr {
+        eprintln!("{line}");
+    }
+    print!("{}", out.stdout);
+    Ok(if out.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
