@@ -17,6 +17,7 @@
 //! | `solve` | the level driver, sieve, Grundy pass, memory model (feature `tool`) |
 //! | `cluster` | one process or MPI processes (feature `tool`; MPI with `mpi`) |
 //! | [`report`] | summaries (and plots, feature `tool`) |
+//! | `nd` | Chomp in a k-dimensional box and the divisor game (feature `tool`) |
 //!
 //! With `default-features = false` the crate is a reader only: positions,
 //! ranking, table decoding, the manifest and the probe, without rayon,
@@ -31,6 +32,8 @@ pub mod store;
 
 #[cfg(feature = "tool")]
 pub mod cluster;
+#[cfg(feature = "tool")]
+pub mod nd;
 #[cfg(feature = "tool")]
 pub mod solve;
 

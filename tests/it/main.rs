@@ -9,6 +9,7 @@ mod cli;
 mod corruption;
 mod first_hour;
 mod grundy_forms;
+mod nd;
 mod properties;
 mod published;
 mod python_reader;

@@ -134,6 +134,10 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         probe: Option<PathBuf>,
     },
+    /// n-dimensional Chomp in a box d1 x ... x dk: positions, losses, winning first moves, tables.
+    Nd(chomp_tables::nd::cli::NdArgs),
+    /// The divisor game on N (n-D Chomp in the box of N's exponents + 1): the numbers that win when named first.
+    Divisors(chomp_tables::nd::cli::DivisorsArgs),
 }
 
 #[derive(clap::Args)]

@@ -59,5 +59,17 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         Command::Plot { tables, out } => read::plot(&tables, &out),
         Command::Bench { probe: Some(tables), .. } => read::bench_probe(&tables),
         Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None } => solve::bench(max_tiles, grundy_max_tiles, dir),
+        Command::Nd(args) => print_nd(chomp_tables::nd::cli::nd(&args)),
+        Command::Divisors(args) => print_nd(chomp_tables::nd::cli::divisors(&args)),
     }
+}
+
+/// Prints what `chomp nd` or `chomp divisors` returned.
+fn print_nd(result: Result<chomp_tables::nd::cli::Output, chomp_tables::nd::NdError>) -> Result<ExitCode, String> {
+    let out = result.map_err(|e| e.to_string())?;
+    for line in &out.stderr {
+        eprintln!("{line}");
+    }
+    print!("{}", out.stdout);
+    Ok(if out.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
