@@ -33,7 +33,7 @@ pub struct NdArgs {
     /// Re-check the table directory (--tables, or the one --out writes).
     #[arg(long)]
     pub verify: bool,
-    /// With --verify on boxes of more than 2^20 positions: random positions to check besides every loss.
+    /// With --verify on boxes of more than 2^20 positions: random positions, and random losses, to check.
     #[arg(long, default_value_t = 100_000)]
     pub samples: u64,
     /// Seed of the sampler.

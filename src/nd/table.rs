@@ -10,6 +10,7 @@ use super::{dims_text, NdError};
 use crate::read::verify::SplitMix;
 use crate::store::write_atomic;
 use crate::store::{sha256_hex, FileEntry};
+use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -306,18 +307,26 @@ impl NdTables {
     /// Re-checks the tables against the game: the losses by cell count
     /// against the manifest's levels, the winning moves of the full box, and
     /// the rule "a loss has no losing child, a win has one" on every position
-    /// (boxes of at most [`FULL_CHECK`] positions) or on every loss and
-    /// `samples` random positions. Returns the positions checked and the
-    /// faults found.
+    /// (boxes of at most [`FULL_CHECK`] positions) or on `samples` random
+    /// positions and `samples` random losses. In parallel. Returns the
+    /// positions checked and the faults found.
     pub fn verify(&self, samples: u64, seed: u64) -> (u64, Vec<String>) {
         let r = &self.ranking;
+        let cells = r.box_cells() as usize;
+        let chunk = 1u64 << 20;
+        let by_level = (0..r.positions().div_ceil(chunk))
+            .into_par_iter()
+            .map(|c| {
+                let mut counts = vec![0u64; cells];
+                let hi = ((c + 1) * chunk).min(r.positions()) - 1;
+                for rank in self.losses.range((c * chunk) as u32..=hi as u32) {
+                    let h = r.unrank(rank as u64).expect("rank below positions");
+                    counts[h.iter().map(|&v| v as usize).sum::<usize>() - 1] += 1;
+                }
+                counts
+            })
+            .reduce(|| vec![0u64; cells], |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect());
         let mut faults = Vec::new();
-        let mut by_level = vec![0u64; r.box_cells() as usize];
-        for rank in &self.losses {
-            let h = r.unrank(rank as u64).expect("rank below positions");
-            let cells: u32 = h.iter().map(|&v| v as u32).sum();
-            by_level[cells as usize - 1] += 1;
-        }
         for (l, &found) in self.manifest.levels.iter().zip(&by_level) {
             if l.losses != found {
                 faults.push(format!("level {}: the table holds {found} losses, manifest.json says {}", l.cells, l.losses));
@@ -327,27 +336,20 @@ impl NdTables {
         if wm != self.manifest.winning_moves {
             faults.push(format!("winning moves of the full box are {wm:?}, manifest.json says {:?}", self.manifest.winning_moves));
         }
-        let mut checked = 0;
-        let mut check = |rank: u64, faults: &mut Vec<String>| {
-            checked += 1;
-            if let Some(f) = self.check(&r.unrank(rank).expect("rank below positions")) {
-                faults.push(f);
-            }
-        };
-        if r.positions() <= FULL_CHECK {
-            for rank in 0..r.positions() {
-                check(rank, &mut faults);
-            }
+        let ranks: Vec<u64> = if r.positions() <= FULL_CHECK {
+            (0..r.positions()).collect()
         } else {
-            for rank in &self.losses {
-                check(rank as u64, &mut faults);
-            }
             let mut rng = SplitMix(seed);
-            for _ in 0..samples {
-                check(rng.below(r.positions()), &mut faults);
+            let mut ranks: Vec<u64> = (0..samples).map(|_| rng.below(r.positions())).collect();
+            if !self.losses.is_empty() {
+                ranks
+                    .extend((0..samples).map(|_| self.losses.select(rng.below(self.losses.len()) as u32).expect("below the count") as u64));
             }
-        }
-        (checked, faults)
+            ranks
+        };
+        let mut found: Vec<String> = ranks.par_iter().filter_map(|&k| self.check(&r.unrank(k).expect("rank below positions"))).collect();
+        faults.append(&mut found);
+        (ranks.len() as u64, faults)
     }
 }
 

@@ -361,6 +361,12 @@ fn tables_are_written_read_and_verified() {
     assert!(e.contains("losses.cht"), "{e}");
     assert_one_line_error(&chomp(&["nd", "--tables", o, "--json"]), "damaged table");
     assert_one_line_error(&chomp(&["nd", "--tables", dir.path().join("missing").to_str().unwrap()]), "missing directory");
+    // A box above 2^20 positions is verified on samples.
+    let out = dir.path().join("t445");
+    let verified = chomp(&["nd", "--dims", "4,4,5", "--out", out.to_str().unwrap(), "--verify", "--samples", "300"]);
+    let text = String::from_utf8_lossy(&verified.stdout);
+    assert!(verified.status.success() && text.starts_with("ok: 4x4x5 box, 1646567 positions"), "{verified:?}");
+    assert!(text.contains("600 positions checked"), "{text}");
     // A box solved with its sides reordered (largest first) writes the tables of the box as given.
     let out = dir.path().join("t234");
     let o = out.to_str().unwrap();
@@ -404,4 +410,31 @@ fn bad_input_is_one_error_line() {
     }
     let e = assert_one_line_error(&chomp(&["divisors", "614889782588491410"]), "too large");
     assert!(e.contains("4294967295"), "the limit is named: {e}");
+}
+
+/// Tables whose checksums are all right but whose content is wrong (a loss
+/// left out, the manifest rewritten to match) fail the game check.
+#[test]
+fn wrong_tables_with_good_checksums_fail_verification() {
+    use chomp_tables::nd::table::{encode_losses, NdManifest, LOSSES_FILE, MANIFEST};
+    use chomp_tables::store::{sha256_hex, FileEntry};
+    let dir = tempfile::tempdir().unwrap();
+    let s = solve(&[3, 3, 3]).unwrap();
+    let mut m = chomp_tables::nd::table::write_tables(dir.path(), &s).unwrap();
+    // Drop a loss of three cells and fix every checksum.
+    let ranks: Vec<u64> = s.loss_ranks().collect();
+    let dropped = ranks.iter().copied().find(|&k| s.ranking().unrank(k).unwrap().iter().map(|&v| v as u32).sum::<u32>() == 3).unwrap();
+    let table = encode_losses(&m.dims, m.positions, ranks.iter().copied().filter(|&k| k != dropped));
+    std::fs::write(dir.path().join(LOSSES_FILE), &table).unwrap();
+    m.losses -= 1;
+    m.levels[2].losses -= 1;
+    m.files.insert(LOSSES_FILE.into(), FileEntry { bytes: table.len() as u64, sha256: sha256_hex(&table) });
+    m.checksum = m.canonical_checksum();
+    std::fs::write(dir.path().join(MANIFEST), m.canonical()).unwrap();
+    assert_eq!(NdManifest::read(dir.path()).unwrap(), m);
+    let out = chomp(&["nd", "--tables", dir.path().to_str().unwrap(), "--verify"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("FAILED"), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.lines().all(|l| l.starts_with("FAIL ")) && stderr.contains("marked a win but has no winning move"), "{stderr}");
 }
