@@ -7,13 +7,13 @@ use super::events::{Event, LevelReport, ProcessWork};
 use super::grundy;
 use super::memory::{check_memory, peak_rss_kib, preflight};
 use super::plan::{Plan, TOOL_VERSION};
-use super::sieve::{sieve_level, LossSources};
+use super::sieve::Frontier;
 use super::JobError;
 use crate::cluster::{self, Comm, Solo};
 use crate::index::Ranking;
 use crate::report::summary::LevelStats;
 use crate::store::format::{self, Kind, VERSION};
-use crate::store::mapped::{map_read_only, MappedBits, MappedBytes};
+use crate::store::mapped::{map_read_only, MappedBytes};
 use crate::store::{sha256_hex, Manifest, TableDir, FORMAT_NAME};
 use memmap2::Mmap;
 use std::fs;
@@ -125,23 +125,20 @@ fn run_levels(
 ) -> Result<(), JobError> {
     let root = comm.is_root();
     let top = ranking.max_tiles();
-    let mut sources = LossSources::for_process(comm.process(), comm.processes());
+    let mut frontier = Frontier::new(ranking, manifest.levels_complete).map_err(io_err(work))?;
     let mut grundy_maps: Vec<Option<Mmap>> = vec![None];
     if manifest.levels_complete > 0 {
         on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
-        reload(ranking, plan, dir, work, manifest, &mut sources, &mut grundy_maps)?;
+        reload(ranking, plan, dir, work, manifest, &mut frontier, comm, &mut grundy_maps)?;
     }
     let universe = plan.universe;
     let mut mine = ProcessWork { process: comm.process(), ..Default::default() };
     for n in manifest.levels_complete + 1..=top {
         on_event(&Event::Started { tiles: n });
         let size = ranking.size(n);
-        check_memory(ranking, plan, n, &sources, manifest, opts.max_memory)?;
+        check_memory(ranking, plan, n, manifest, opts.max_memory)?;
         let t0 = Instant::now();
-        let marks_path = work.join("marks.bin");
-        let mut marks = MappedBits::create(&marks_path, size).map_err(io_err(&marks_path))?;
-        let found = sieve_level(ranking, n, &mut sources, &mut marks, comm);
-        marks.remove().map_err(io_err(&marks_path))?;
+        let found = frontier.sieve_level(ranking, n, comm);
         mine.marks += found.marks;
         mine.scanned += found.scanned;
         let losses = found.ranks.len() as u64;
@@ -212,24 +209,24 @@ fn fresh_manifest(plan: &Plan) -> Manifest {
     }
 }
 
-/// Rebuilds the in-memory state of completed levels from their tables.
+/// Rebuilds the in-memory state of completed levels from their tables:
+/// their losses are pushed again into the pending levels (each process its
+/// share), their Grundy values mapped.
+#[allow(clippy::too_many_arguments)]
 fn reload(
     ranking: &Ranking,
     plan: &Plan,
     dir: &TableDir,
     work: &Path,
     manifest: &Manifest,
-    sources: &mut LossSources,
+    frontier: &mut Frontier,
+    comm: &dyn Comm,
     grundy_maps: &mut Vec<Option<Mmap>>,
 ) -> Result<(), JobError> {
-    let mut rows = Vec::new();
-    for n in 1..=manifest.levels_complete {
-        for rank in dir.read_losses(manifest, n)?.iter() {
-            sources.push_with(rank as u64, || {
-                ranking.unrank_into(n, rank as u64, &mut rows);
-                std::borrow::Cow::Borrowed(&rows[..])
-            });
-        }
+    let decided = manifest.levels_complete;
+    for n in 1..=decided {
+        let ranks: Vec<u64> = dir.read_losses(manifest, n)?.iter().map(u64::from).collect();
+        frontier.push_decided(ranking, n, &ranks, decided + 1, comm);
         if n <= plan.grundy_max_tiles {
             let values = dir.read_grundy(manifest, n)?.decode_all()?;
             let raw = work.join(format!("g{n:04}.bin"));

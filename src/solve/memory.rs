@@ -2,7 +2,7 @@
 //! the machine or the container allows, and the preflight estimate printed
 //! before a long run starts.
 
-use super::sieve::LossSources;
+use super::sieve::Frontier;
 use super::{JobError, Plan};
 use crate::index::Ranking;
 use crate::store::Manifest;
@@ -17,8 +17,6 @@ const GRUNDY_LOOKUPS_PER_CORE: f64 = 27e6;
 /// measured on the published tables (compressed).
 const LOSS_TABLE_BYTES_PER_LOSS: f64 = 2.0;
 const GRUNDY_TABLE_BYTES_PER_POSITION: f64 = 0.7;
-/// Bytes one loss source holds besides its rows (its index entry).
-const SOURCE_REF_BYTES: u64 = 24;
 
 /// Peak resident set size of this process in KiB, from /proc (0 where unavailable).
 pub fn peak_rss_kib() -> u64 {
@@ -46,15 +44,16 @@ fn expected_losses(positions: u64) -> u64 {
     ((0.3 * positions as f64 / (positions as f64).ln()) as u64).max(1)
 }
 
-/// Estimated bytes a process holds while computing level `n`: the loss
-/// sources (growing by about the previous level's loss share), the level's
-/// mark bits, and for Grundy levels every smaller level's values (mapped)
-/// plus this level's values and their compressed copy.
-pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, sources: &LossSources, manifest: &Manifest) -> u64 {
+/// Estimated bytes a process holds while computing level `n`: the mark
+/// bits of every pending level (`n..=top`, a bit per position), the level's
+/// losses (about the previous level's loss share, as ranks and their table),
+/// and for Grundy levels every smaller level's values (mapped) plus this
+/// level's values and their compressed copy.
+pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &Manifest) -> u64 {
     let size = ranking.size(n);
     let share = manifest.levels.last().map_or(0.05, |l| l.losses as f64 / l.positions as f64);
     let new_losses = (share * 1.5 * size as f64) as u64;
-    sources.heap_bytes() as u64 + new_losses * (n as u64 / 2 + 32) + size / 8 + grundy_bytes(ranking, plan, n)
+    Frontier::pending_bytes(ranking, n) + new_losses * 16 + grundy_bytes(ranking, plan, n)
 }
 
 fn grundy_bytes(ranking: &Ranking, plan: &Plan, n: u32) -> u64 {
@@ -87,8 +86,6 @@ pub struct LevelEstimate {
 pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize) -> Vec<LevelEstimate> {
     let sym = ranking.universe().is_symmetric();
     let threads = threads.max(1) as f64;
-    // The explicit rows the sieve keeps: every loss of a smaller level.
-    let mut source_bytes: u64 = (1..first).map(|m| expected_losses(ranking.size(m)) * (m as u64 / 2 + SOURCE_REF_BYTES)).sum();
     let mut out = Vec::new();
     for n in first..=ranking.max_tiles() {
         let positions = ranking.size(n);
@@ -100,8 +97,7 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize) -> 
             seconds += (canonical * (n as u64 - 1)) as f64 / GRUNDY_LOOKUPS_PER_CORE / threads;
             disk += (positions as f64 * GRUNDY_TABLE_BYTES_PER_POSITION) as u64;
         }
-        let memory = source_bytes + losses * (n as u64 / 2 + 32) + positions / 8 + grundy_bytes(ranking, plan, n);
-        source_bytes += losses * (n as u64 / 2 + SOURCE_REF_BYTES);
+        let memory = Frontier::pending_bytes(ranking, n) + losses * 16 + grundy_bytes(ranking, plan, n);
         out.push(LevelEstimate { tiles: n, positions, seconds, memory, disk });
     }
     out
@@ -183,15 +179,8 @@ pub fn human_bytes(b: u64) -> String {
 ///
 /// # Errors
 /// [`JobError::Memory`] saying what the level needs and how to resume.
-pub fn check_memory(
-    ranking: &Ranking,
-    plan: &Plan,
-    n: u32,
-    sources: &LossSources,
-    manifest: &Manifest,
-    limit: Option<u64>,
-) -> Result<(), JobError> {
-    let need = estimate_level_bytes(ranking, plan, n, sources, manifest);
+pub fn check_memory(ranking: &Ranking, plan: &Plan, n: u32, manifest: &Manifest, limit: Option<u64>) -> Result<(), JobError> {
+    let need = estimate_level_bytes(ranking, plan, n, manifest);
     let kept = if n > 1 { format!("levels 1..={} are complete and kept", n - 1) } else { "no level is complete yet".to_string() };
     if let Some(limit) = limit {
         if need > limit {

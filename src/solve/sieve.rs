@@ -1,217 +1,305 @@
-//! The loss sieve: level `n` is decided by pushing a mark from every loss of
-//! a smaller level to each of its parents with exactly `n` tiles; the
-//! unmarked positions of level `n` are its losses.
+//! The loss sieve, pushed forward: one mark bit set per pending level; when
+//! level `n` is decided, each of its losses marks its parents at *every*
+//! higher level at once and is then forgotten. The unmarked positions of a
+//! level, once every smaller level has been pushed, are its losses. Memory is
+//! the pending mark bits (`Σ p(m)/8` over the levels `m > n`), not the losses.
 //!
 //! Parents are enumerated by the addable-corner rule (`docs/math.md`): for a
 //! corner `(a, b)` of a loss `L` with `t` rows of length `b` below it and room
 //! `w`, every non-empty partition `μ` (at most `t` parts, parts at most `w`)
-//! added to those rows gives a parent. The parent's rank is computed
-//! incrementally: rows above the corner keep their value (their suffix grows
-//! by `|μ|`), rows below the run keep their contribution to `rank(L)`.
+//! added to those rows gives a parent with `|L| + |μ|` tiles. The parent's
+//! rank is computed incrementally: rows above the corner keep their value
+//! (their suffix grows by `|μ|`), rows below the run keep their contribution
+//! to `rank(L)`. Parents that add rows below `L` whose completions the row
+//! bound does not cut are one contiguous rank range: set a word at a time.
 //!
 //! In a universe that conjugation maps onto itself only *canonical* parents
 //! (no more rows than columns) are marked and scanned; the losses of the
 //! other half are the conjugates of canonical losses. This halves the work.
 
 use crate::cluster::Comm;
-use crate::game::conjugate_rows;
 use crate::index::{split, Ranking, Visit};
 use crate::store::mapped::MappedBits;
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
+use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Sources are dealt to processes one at a time, round robin (finer dealing
-/// balances the marks best; measured against chunks of 16 and 64).
-const SOURCE_CHUNK: usize = 1;
-/// Sources per rayon task.
-const TASK_SOURCES: usize = 256;
-
-/// The losses found so far, as explicit rows: the sources of the sieve.
-///
-/// Losses are numbered in the order they are found (level, then rank). With
-/// several processes, loss `i` belongs to process `i % processes`, and a
-/// process keeps the rows of its own losses only: each holds about
-/// `1/processes` of them.
-#[derive(Clone)]
-pub struct LossSources {
-    rows: Vec<u8>,
-    refs: Vec<SourceRef>,
-    /// Losses numbered so far, kept or not.
-    total: u64,
-    me: usize,
-    processes: usize,
-}
-
-impl Default for LossSources {
-    fn default() -> Self {
-        Self::for_process(0, 1)
-    }
-}
-
-#[derive(Clone, Copy)]
-struct SourceRef {
-    start: u64,
-    len: u16,
-    tiles: u16,
-    rank: u64,
-}
-
-impl LossSources {
-    /// An empty set for process `me` of `processes`.
-    pub fn for_process(me: usize, processes: usize) -> Self {
-        LossSources { rows: Vec::new(), refs: Vec::new(), total: 0, me, processes }
-    }
-
-    /// Whether the next loss numbered belongs to this process.
-    pub fn owns_next(&self) -> bool {
-        (self.total / SOURCE_CHUNK as u64) % self.processes as u64 == self.me as u64
-    }
-
-    /// Numbers the next loss (rank `rank` in its level); keeps its rows if
-    /// this process owns it, calling `rows` only then.
-    pub fn push_with<'r>(&mut self, rank: u64, rows: impl FnOnce() -> std::borrow::Cow<'r, [u8]>) {
-        if self.owns_next() {
-            let rows = rows();
-            let tiles: u32 = rows.iter().map(|&r| r as u32).sum();
-            self.refs.push(SourceRef { start: self.rows.len() as u64, len: rows.len() as u16, tiles: tiles as u16, rank });
-            self.rows.extend_from_slice(&rows);
-        }
-        self.total += 1;
-    }
-
-    /// Numbers the next loss and keeps its rows if owned.
-    pub fn push(&mut self, rows: &[u8], rank: u64) {
-        self.push_with(rank, || std::borrow::Cow::Borrowed(rows));
-    }
-
-    /// Number of losses held by this process.
-    pub fn len(&self) -> usize {
-        self.refs.len()
-    }
-
-    /// Whether no loss is held.
-    pub fn is_empty(&self) -> bool {
-        self.refs.is_empty()
-    }
-
-    /// Bytes used by the explicit rows and the index.
-    pub fn heap_bytes(&self) -> usize {
-        self.rows.capacity() + self.refs.capacity() * std::mem::size_of::<SourceRef>()
-    }
-
-    fn rows_of(&self, r: &SourceRef) -> &[u8] {
-        &self.rows[r.start as usize..r.start as usize + r.len as usize]
-    }
-}
+/// Reloaded losses per rayon task.
+const TASK_LOSSES: usize = 256;
 
 /// What one level of the sieve found.
 pub struct LevelLosses {
     /// Ranks of the losses of the level, increasing.
     pub ranks: Vec<u64>,
-    /// Marks pushed into the level by this process (canonical parent, losing child pairs).
+    /// Marks pushed into the level by this rank (canonical parent, losing child pairs).
     pub marks: u64,
-    /// Positions this process scanned for marks.
+    /// Positions this rank scanned for marks.
     pub scanned: u64,
 }
 
-/// Decides level `n`: marks every parent of every source, then collects the
-/// unmarked positions. `marks` must be a fresh, zeroed set of `ranking.size(n)`
-/// bits. With several processes, each marks the parents of its share of the
-/// sources and scans its share of the level; marks and losses are merged, so
-/// every process ends with the same result. The level's losses are appended to
-/// `sources`.
-pub fn sieve_level(ranking: &Ranking, n: u32, sources: &mut LossSources, marks: &mut MappedBits, comm: &dyn Comm) -> LevelLosses {
-    let universe = ranking.universe();
-    let sym = universe.is_symmetric();
-    let (me, processes) = (comm.process(), comm.processes());
-    let marks_pushed: u64 = {
-        let ctx = Ctx { ranking, sym, max_rows: universe.rows.unwrap_or(u32::MAX), max_cols: universe.cols.unwrap_or(u32::MAX), marks };
-        let src = &*sources;
-        src.refs
-            .par_chunks(TASK_SOURCES)
-            .map_init(Scratch::default, |scratch, chunk| {
-                chunk
-                    .iter()
-                    .map(|r| if (r.tiles as u32) < n { ctx.push_parents(src.rows_of(r), r.tiles as u32, r.rank, n, scratch) } else { 0 })
-                    .sum::<u64>()
-            })
-            .sum()
-    };
-    comm.or_words(marks.words_mut());
-    let marks = &*marks;
-
-    // Scan this process's contiguous share of the level for unmarked positions.
-    let scanned = AtomicU64::new(0);
-    let found: Vec<Vec<(u64, Vec<u8>)>> = split::level_share(ranking, n, sym, me, processes)
-        .par_iter()
-        .map(|prefix| {
-            let mut scan = Unmarked { ranking, marks, out: Vec::new() };
-            let visited = ranking.walk(n, prefix, sym, &mut scan);
-            scanned.fetch_add(visited, Ordering::Relaxed);
-            scan.out
-        })
-        .collect();
-    // Add the conjugates: a canonical loss with fewer rows than columns has one
-    // with more rows than columns, which the scan skipped; square-framed ones
-    // (as many rows as columns) have square-framed conjugates, scanned too.
-    let mut local: Vec<(u64, Vec<u8>)> = Vec::new();
-    for (rank, rows) in found.into_iter().flatten() {
-        if sym && rows.len() < rows[0] as usize {
-            let conj = conjugate_rows(&rows);
-            local.push((ranking.rank_rows(&conj), conj));
-        }
-        local.push((rank, rows));
-    }
-    local.sort_unstable_by_key(|l| l.0);
-    let all: Vec<u64> = if processes == 1 {
-        local.iter().map(|l| l.0).collect()
-    } else {
-        // Exchange the losses as serialized roaring bitmaps.
-        let bitmap: RoaringBitmap = local.iter().map(|l| u32::try_from(l.0).expect("level below 2^32 positions")).collect();
-        let mut bytes = Vec::new();
-        bitmap.serialize_into(&mut bytes).expect("writing to memory");
-        let mut all = RoaringBitmap::new();
-        for part in comm.all_gather(&bytes) {
-            all |= RoaringBitmap::deserialize_from(&part[..]).expect("a bitmap serialized by a peer process");
-        }
-        all.iter().map(|r| r as u64).collect()
-    };
-    // Keep the rows of the losses this process owns (unranking those another one found).
-    let mut local = local.into_iter().peekable();
-    for &r in &all {
-        let mine = local.next_if(|l| l.0 == r);
-        sources.push_with(r, || match mine {
-            Some((_, rows)) => std::borrow::Cow::Owned(rows),
-            None => std::borrow::Cow::Owned(ranking.unrank(n, r).expect("rank within the level").rows().to_vec()),
-        });
-    }
-    LevelLosses { ranks: all, marks: marks_pushed, scanned: scanned.into_inner() }
+/// The pending levels: one mark bit per position of every level not yet
+/// decided, holding the marks pushed by the losses of the decided levels.
+///
+/// With several ranks each holds its own marks of every pending level: the
+/// losses a rank finds (or is dealt, on resume) it pushes itself; a level's
+/// marks are OR-merged across ranks just before it is scanned.
+pub struct Frontier {
+    /// Largest level.
+    top: u32,
+    /// Mark bits, indexed by level (`None` for decided levels).
+    marks: Vec<Option<MappedBits>>,
+    /// Marks pushed into each level by this rank.
+    pushed: Vec<u64>,
+    /// Losses dealt to the ranks so far (all levels): the next one goes to
+    /// rank `dealt % ranks`.
+    dealt: u64,
+    /// The ranking's contributions, by suffix.
+    by_suffix: BySuffix,
 }
 
-/// The scan: collects the unmarked positions of a share of the level in
-/// rank order. Subtrees that no row bound cuts are contiguous rank ranges:
-/// their clear bits are found a word at a time and only those positions
-/// are unranked.
-struct Unmarked<'a> {
+/// The contributions of the ranking laid out with the suffix innermost:
+/// `row(i, v)[s] = contribution(s, i, v)`, so that one row's contribution to
+/// the parents of every size is one contiguous slice.
+struct BySuffix {
+    /// Rows with distinct contributions (1 when rows are unbounded).
+    planes: u32,
+    max_part: u32,
+    stride: usize,
+    table: Vec<u64>,
+}
+
+impl BySuffix {
+    fn new(ranking: &Ranking) -> Self {
+        let top = ranking.max_tiles();
+        let u = ranking.universe();
+        let max_part = u.cols.unwrap_or(top).min(top);
+        // Contributions depend on the row only through the rows left under a row bound.
+        let planes = u.rows.filter(|&r| r < top).unwrap_or(1);
+        let stride = top as usize + 1;
+        let mut table = vec![0; planes as usize * max_part as usize * stride];
+        for i in 0..planes {
+            for v in 1..=max_part {
+                let at = ((i * max_part + v - 1) as usize) * stride;
+                for (s, q) in table[at..at + stride].iter_mut().enumerate() {
+                    *q = ranking.contribution(s as u32, i, v);
+                }
+            }
+        }
+        BySuffix { planes, max_part, stride, table }
+    }
+
+    /// `contribution(s + m, i, v + m)` for `m = 0, 1, …` (`v >= 1`).
+    #[inline(always)]
+    fn diagonal(&self, i: u32, v: u32, s: u32) -> impl Iterator<Item = &u64> {
+        let plane = if self.planes == 1 { 0 } else { i };
+        let at = ((plane * self.max_part + v - 1) as usize) * self.stride + s as usize;
+        self.table[at..].iter().step_by(self.stride + 1)
+    }
+
+    /// `contribution(s, i, v)` for every suffix `s`.
+    #[inline(always)]
+    fn row(&self, i: u32, v: u32) -> &[u64] {
+        let plane = if self.planes == 1 { 0 } else { i };
+        debug_assert!(plane < self.planes && v >= 1 && v <= self.max_part);
+        let at = ((plane * self.max_part + v - 1) as usize) * self.stride;
+        &self.table[at..at + self.stride]
+    }
+}
+
+impl Frontier {
+    /// Empty mark sets (anonymous memory) for the levels `decided + 1 ..= top`.
+    ///
+    /// # Errors
+    /// When the memory cannot be mapped.
+    pub fn new(ranking: &Ranking, decided: u32) -> io::Result<Self> {
+        let top = ranking.max_tiles();
+        let mut marks = Vec::with_capacity(top as usize + 1);
+        for n in 0..=top {
+            marks.push(if n > decided { Some(MappedBits::anonymous(ranking.size(n))?) } else { None });
+        }
+        Ok(Frontier { top, marks, pushed: vec![0; top as usize + 1], dealt: 0, by_suffix: BySuffix::new(ranking) })
+    }
+
+    /// Bytes of the mark sets still pending (levels `n ..= top`).
+    pub fn pending_bytes(ranking: &Ranking, n: u32) -> u64 {
+        (n..=ranking.max_tiles()).map(|m| ranking.size(m).div_ceil(64) * 8).sum()
+    }
+
+    /// Pushes the losses `ranks` of the decided level `n` (read back from its
+    /// table, on resume) into the pending levels above `from − 1`: this rank's
+    /// share of them, dealt round robin (continuing from the previous level's).
+    pub fn push_decided(&mut self, ranking: &Ranking, n: u32, ranks: &[u64], from: u32, comm: &dyn Comm) {
+        let (me, size) = (comm.process() as u64, comm.processes() as u64);
+        let first = self.dealt;
+        self.dealt += ranks.len() as u64;
+        if from > self.top {
+            return;
+        }
+        let mine: Vec<u64> = ranks.iter().zip(first..).filter(|(_, i)| i % size == me).map(|(&r, _)| r).collect();
+        let (dmin, dmax) = (from - n, self.top - n);
+        let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks);
+        let top = self.top;
+        let counts = mine
+            .par_chunks(TASK_LOSSES)
+            .fold(
+                || (Scratch::new(top), Vec::new()),
+                |(mut scratch, mut rows), chunk| {
+                    for &r in chunk {
+                        ranking.unrank_into(n, r, &mut rows);
+                        ctx.push_parents(&rows, n, r, dmin, dmax, &mut scratch);
+                    }
+                    scratch.marker.flush();
+                    (scratch, rows)
+                },
+            )
+            .map(|(scratch, _)| scratch.counts)
+            .reduce(|| vec![0; top as usize + 1], add_counts);
+        self.pushed = add_counts(std::mem::take(&mut self.pushed), counts);
+    }
+
+    /// Decides level `n` (every smaller level decided and pushed): merges the
+    /// ranks' marks of the level, collects its unmarked positions and pushes
+    /// each loss this rank found to its parents at every pending level.
+    /// Every rank ends with the same losses.
+    pub fn sieve_level(&mut self, ranking: &Ranking, n: u32, comm: &dyn Comm) -> LevelLosses {
+        let sym = ranking.universe().is_symmetric();
+        let (me, ranks) = (comm.process(), comm.processes());
+        let mut marks = self.marks[n as usize].take().expect("level n is pending");
+        comm.or_words(marks.words_mut());
+        let top = self.top;
+        let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks);
+        let dmax = top - n;
+        // Scan this rank's contiguous share of the level for unmarked
+        // positions (and, for a canonical loss with fewer rows than columns,
+        // add its conjugate, which the scan skips). One process pushes each
+        // loss at once; several deal the level's losses round robin once
+        // they are all known (the losses of a share are uneven in marks).
+        let push_now = ranks == 1;
+        let acc = split::level_share(ranking, n, sym, me, ranks)
+            .par_iter()
+            .fold(Acc::new(top), |mut acc, prefix| {
+                let Acc { scratch, found, scanned, conj } = &mut acc;
+                let mut scan = Unmarked {
+                    ranking,
+                    marks: &marks,
+                    buf: Vec::new(),
+                    f: |rank: u64, rows: &[u8]| {
+                        found.push(rank);
+                        if push_now {
+                            ctx.push_parents(rows, n, rank, 1, dmax, scratch);
+                        }
+                        if sym && rows.len() < rows[0] as usize {
+                            conjugate_into(rows, conj);
+                            let crank = ranking.rank_rows(conj);
+                            found.push(crank);
+                            if push_now {
+                                ctx.push_parents(conj, n, crank, 1, dmax, scratch);
+                            }
+                        }
+                    },
+                };
+                *scanned += ranking.walk(n, prefix, sym, &mut scan);
+                scratch.marker.flush();
+                acc
+            })
+            .reduce(Acc::new(top), Acc::merge);
+        drop(marks);
+        let Acc { scratch, mut found, scanned, .. } = acc;
+        self.pushed = add_counts(std::mem::take(&mut self.pushed), scratch.counts);
+        found.par_sort_unstable();
+        let all: Vec<u64> = if ranks == 1 {
+            found
+        } else {
+            // Exchange the losses as serialized roaring bitmaps.
+            let bitmap: RoaringBitmap = found.iter().map(|&r| u32::try_from(r).expect("level below 2^32 positions")).collect();
+            let mut bytes = Vec::new();
+            bitmap.serialize_into(&mut bytes).expect("writing to memory");
+            let mut all = RoaringBitmap::new();
+            for part in comm.all_gather(&bytes) {
+                all |= RoaringBitmap::deserialize_from(&part[..]).expect("a bitmap serialized by a peer process");
+            }
+            all.iter().map(|r| r as u64).collect()
+        };
+        if !push_now {
+            self.push_decided(ranking, n, &all, n + 1, comm);
+        }
+        LevelLosses { ranks: all, marks: self.pushed[n as usize], scanned }
+    }
+}
+
+/// The conjugate of a partition, into `out`.
+fn conjugate_into(rows: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.resize(rows[0] as usize, 0);
+    for &len in rows {
+        for c in &mut out[..len as usize] {
+            *c += 1;
+        }
+    }
+}
+
+fn add_counts(mut a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
+    if a.len() < b.len() {
+        return add_counts(b, a);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+    a
+}
+
+/// A scan task's results.
+struct Acc<'a> {
+    scratch: Scratch<'a>,
+    found: Vec<u64>,
+    scanned: u64,
+    /// A buffer for conjugates.
+    conj: Vec<u8>,
+}
+
+impl<'a> Acc<'a> {
+    fn new(top: u32) -> impl Fn() -> Acc<'a> + Sync + Send {
+        move || Acc { scratch: Scratch::new(top), found: Vec::new(), scanned: 0, conj: Vec::new() }
+    }
+
+    fn merge(mut a: Acc<'a>, mut b: Acc<'a>) -> Acc<'a> {
+        if a.found.len() < b.found.len() {
+            std::mem::swap(&mut a, &mut b);
+        }
+        a.found.append(&mut b.found);
+        a.scanned += b.scanned;
+        a.scratch.counts = add_counts(std::mem::take(&mut a.scratch.counts), b.scratch.counts);
+        a
+    }
+}
+
+/// The scan: calls `f(rank, rows)` for the unmarked positions of a share of
+/// the level, in rank order. Subtrees that no row bound cuts are contiguous
+/// rank ranges: their clear bits are found a word at a time and only those
+/// positions are unranked.
+struct Unmarked<'a, F> {
     ranking: &'a Ranking,
     marks: &'a MappedBits,
-    out: Vec<(u64, Vec<u8>)>,
+    /// Rows of the positions unranked from a range.
+    buf: Vec<u8>,
+    f: F,
 }
 
-impl Visit for Unmarked<'_> {
+impl<F: FnMut(u64, &[u8])> Visit for Unmarked<'_, F> {
     fn position(&mut self, rank: u64, rows: &[u8]) {
         if !self.marks.get(rank) {
-            self.out.push((rank, rows.to_vec()));
+            (self.f)(rank, rows);
         }
     }
 
     fn range(&mut self, first: u64, count: u64, rows: &[u8], rest: u32, max_part: u32) -> bool {
-        let (ranking, out) = (self.ranking, &mut self.out);
+        let (ranking, buf, f) = (self.ranking, &mut self.buf, &mut self.f);
         self.marks.for_each_clear(first, first + count, |r| {
-            let mut full = rows.to_vec();
-            ranking.unrank_suffix(rest, max_part, r - first, &mut full);
-            out.push((r, full));
+            buf.clear();
+            buf.extend_from_slice(rows);
+            ranking.unrank_suffix(rest, max_part, r - first, buf);
+            f(r, buf);
         });
         true
     }
@@ -222,86 +310,207 @@ struct Ctx<'a> {
     sym: bool,
     max_rows: u32,
     max_cols: u32,
-    marks: &'a MappedBits,
+    /// Mark bits by level (`None` for decided levels).
+    levels: &'a [Option<MappedBits>],
+    by_suffix: &'a BySuffix,
+    /// The words of `levels` (empty for decided levels).
+    words: Vec<&'a [AtomicU64]>,
 }
 
-/// Per-thread buffers of [`Ctx::push_parents`] (kept to avoid zeroing arrays per loss).
-#[derive(Default)]
-struct Scratch {
+/// Per-task buffers of [`Ctx::push_parents`] (kept to avoid allocating per
+/// loss) and the marks it pushed into each level.
+struct Scratch<'a> {
+    marker: Marker<'a>,
     suf: Vec<u32>,
-    run_old: Vec<u64>,
+    /// `pre[d]`: rank contribution of the rows above the current corner in a
+    /// parent with `d` more tiles.
+    pre: Vec<u64>,
+    /// Marks pushed, by level.
+    counts: Vec<u64>,
 }
 
-/// One corner of a loss and the rows its parents change.
-struct Corner<'s> {
-    /// First changed row.
+impl Scratch<'_> {
+    fn new(top: u32) -> Self {
+        Scratch { marker: Marker::new(), suf: Vec::new(), pre: Vec::new(), counts: vec![0; top as usize + 1] }
+    }
+}
+
+/// Marks in flight: each word to mark is prefetched when queued and written
+/// `RING` marks later, so that the cache misses of the (random) marks overlap.
+struct Marker<'a> {
+    ring: [(&'a AtomicU64, u64); RING],
+    pos: usize,
+}
+
+const RING: usize = 16;
+static NOWHERE: AtomicU64 = AtomicU64::new(0);
+
+impl<'a> Marker<'a> {
+    fn new() -> Self {
+        Marker { ring: [(&NOWHERE, 0); RING], pos: 0 }
+    }
+
+    /// Queues `word |= mask`.
+    #[inline(always)]
+    fn or(&mut self, word: &'a AtomicU64, mask: u64) {
+        prefetch(word);
+        let (w, m) = std::mem::replace(&mut self.ring[self.pos], (word, mask));
+        or_word(w, m);
+        self.pos = (self.pos + 1) % RING;
+    }
+
+    /// Queues setting bit `i` of `bits`.
+    #[inline(always)]
+    fn set(&mut self, bits: &'a MappedBits, i: u64) {
+        self.set_word(bits.words(), i);
+    }
+
+    /// Queues setting bit `i` of the bit set `words`.
+    #[inline(always)]
+    fn set_word(&mut self, words: &'a [AtomicU64], i: u64) {
+        self.or(&words[(i >> 6) as usize], 1 << (i & 63));
+    }
+
+    /// Queues setting bits `start..end` of `bits`.
+    fn set_range(&mut self, bits: &'a MappedBits, start: u64, end: u64) {
+        if start >= end {
+            return;
+        }
+        let words = bits.words();
+        let (first, last) = (start >> 6, (end - 1) >> 6);
+        let head = u64::MAX << (start & 63);
+        let tail = u64::MAX >> (63 - ((end - 1) & 63));
+        if first == last {
+            self.or(&words[first as usize], head & tail);
+            return;
+        }
+        self.or(&words[first as usize], head);
+        for w in first + 1..last {
+            self.or(&words[w as usize], u64::MAX);
+        }
+        self.or(&words[last as usize], tail);
+    }
+
+    /// Writes every queued mark.
+    fn flush(&mut self) {
+        for slot in &mut self.ring {
+            let (w, m) = std::mem::replace(slot, (&NOWHERE, 0));
+            or_word(w, m);
+        }
+    }
+}
+
+#[inline(always)]
+fn or_word(word: &AtomicU64, mask: u64) {
+    // A plain load first: it avoids the locked instruction when already set.
+    if mask != 0 && word.load(Ordering::Relaxed) & mask != mask {
+        word.fetch_or(mask, Ordering::Relaxed);
+    }
+}
+
+#[inline(always)]
+fn prefetch(word: &AtomicU64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; the address is that of a live reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(word as *const AtomicU64 as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = word;
+}
+
+/// A run of rows of equal length `b > 0` of a loss, whose parents grow them.
+struct Run<'p> {
+    /// First row of the run.
     a: u32,
-    /// Current length of the changed rows (0 for new rows below).
+    /// Length of its rows.
     b: u32,
-    /// Number of rows that may grow.
+    /// Number of rows.
     t: u32,
     /// Largest growth of a row.
     w: u32,
     /// Smallest growth of the first row (canonical parents only).
     first_min: u32,
-    /// Tiles of `L` below the changed rows.
+    /// Tiles of `L` below the run.
     suffix_below: u32,
-    /// Rank contribution of the rows above, with their suffix grown by `d`.
-    prefix: u64,
-    /// Rank contribution of rows `a ..` of `L`; rows `a + j ..` contribute
-    /// `tail_base − run_old[j]` (0 for new rows below `L`).
-    tail_base: u64,
-    /// Cumulative contributions of the first `j` run rows in `L`.
-    run_old: &'s [u64],
+    /// Tiles of `L`.
+    lt: u32,
+    /// Growths covered: the pending levels.
+    dmin: u32,
+    dmax: u32,
+    /// `pre[d]`: contribution of the rows above in a parent with `d` more tiles.
+    pre: &'p [u64],
 }
 
-impl Corner<'_> {
-    /// Rank contribution of the unchanged rows `a + j ..`.
-    #[inline(always)]
-    fn tail(&self, j: u32) -> u64 {
-        if self.b == 0 {
-            0
-        } else {
-            self.tail_base - self.run_old[j as usize]
+/// New rows below a loss `L` (its last corner) and the parents of one size.
+struct Below {
+    /// Rows of `L`: the first new row.
+    k: u32,
+    /// Number of rows that may be added.
+    t: u32,
+    /// Largest length of a new row.
+    w: u32,
+    /// Rank contribution of the rows of `L` in the parent.
+    prefix: u64,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(ranking: &'a Ranking, by_suffix: &'a BySuffix, levels: &'a [Option<MappedBits>]) -> Self {
+        let universe = ranking.universe();
+        Ctx {
+            ranking,
+            sym: universe.is_symmetric(),
+            max_rows: universe.rows.unwrap_or(u32::MAX),
+            max_cols: universe.cols.unwrap_or(u32::MAX),
+            levels,
+            by_suffix,
+            words: levels.iter().map(|l| l.as_ref().map_or(&[][..], |b| b.words())).collect(),
         }
     }
-}
 
-impl Ctx<'_> {
-    /// Marks every parent of loss `l` (of `lt` tiles, rank `lrank`) with `n` tiles.
-    /// Returns the number of marks pushed.
-    fn push_parents(&self, l: &[u8], lt: u32, lrank: u64, n: u32, scratch: &mut Scratch) -> u64 {
+    /// Marks every parent of loss `l` (of `lt` tiles, rank `lrank`) with
+    /// `lt + dmin ..= lt + dmax` tiles (pending levels), counting the marks
+    /// by level in `scratch`.
+    fn push_parents(&self, l: &[u8], lt: u32, lrank: u64, dmin: u32, dmax: u32, scratch: &mut Scratch<'a>) {
+        if dmin > dmax {
+            return;
+        }
         let rk = self.ranking;
-        let d = n - lt;
         let k = l.len() as u32;
         let l0 = l[0] as u32;
         let tall = self.sym && k > l0;
-        let Scratch { suf, run_old } = scratch;
+        let Scratch { marker, suf, pre, counts } = scratch;
         suf.clear();
         suf.resize(k as usize + 1, 0);
         for i in (0..k as usize).rev() {
             suf[i] = suf[i + 1] + l[i] as u32;
         }
-        let mut pushed = 0;
-        let mut pre_new = 0u64; // Σ_{i<a} contribution(suf_i + d, i, l_i)
+        pre.clear();
+        pre.resize(dmax as usize + 1, 0); // Σ_{i<a} contribution(suf_i + d, i, l_i)
         let mut pre_old = 0u64; // Σ_{i<a} contribution(suf_i, i, l_i)
         let mut a = 0u32;
         while a <= k {
             if a == k {
                 // New rows below L, each at most l_last, up to the row bound.
-                let mut t = self.max_rows.saturating_sub(k).min(d);
-                if self.sym {
-                    if tall {
-                        break;
-                    }
-                    t = t.min(l0 - k);
-                }
-                let w = l[k as usize - 1] as u32;
-                if t == 0 || (t as u64) * (w as u64) < d as u64 {
+                if tall {
                     break;
                 }
-                let corner = Corner { a, b: 0, t, w, first_min: 1, suffix_below: 0, prefix: pre_new, tail_base: 0, run_old: &[] };
-                pushed += self.emit(&corner, d);
+                let mut room = self.max_rows.saturating_sub(k);
+                if self.sym {
+                    room = room.min(l0 - k);
+                }
+                let w = l[k as usize - 1] as u32;
+                if room == 0 {
+                    break;
+                }
+                for d in dmin..=dmax {
+                    let t = room.min(d);
+                    if (t as u64) * (w as u64) < d as u64 {
+                        break; // and for every larger d
+                    }
+                    let below = Below { k, t, w: w.min(d), prefix: pre[d as usize] };
+                    counts[(lt + d) as usize] += self.below(&below, d, lt + d, marker);
+                }
                 break;
             }
             let b = l[a as usize] as u32;
@@ -312,70 +521,104 @@ impl Ctx<'_> {
             let w = if a == 0 { self.max_cols.saturating_sub(b) } else { l[a as usize - 1] as u32 - b };
             let first_min = if a == 0 && tall { (k - l0).max(1) } else { 1 };
             let canonical_ok = !(self.sym && a > 0 && tall);
-            let fits = (t as u64) * (w.min(d) as u64) >= d as u64 && first_min <= w.min(d);
-            // Old contributions of the run, needed for the tails and the prefixes.
-            run_old.clear();
-            run_old.push(0);
+            // Contribution of the run to rank(L).
             let mut acc = 0;
             for j in 0..t {
                 let i = a + j;
                 acc += rk.contribution(suf[i as usize], i, b);
-                run_old.push(acc);
             }
-            if canonical_ok && fits {
-                let corner = Corner {
-                    a,
-                    b,
-                    t,
-                    w: w.min(d),
-                    first_min,
-                    suffix_below: suf[(a + t) as usize],
-                    prefix: pre_new,
-                    // rank(L) = pre_old + run_old[t] + (contribution of rows a + t ..)
-                    tail_base: lrank - pre_old,
-                    run_old,
-                };
-                pushed += self.emit(&corner, d);
+            if canonical_ok && first_min <= w {
+                let run = Run { a, b, t, w, first_min, suffix_below: suf[(a + t) as usize], lt, dmin, dmax, pre };
+                // Rows below the run keep their contribution to rank(L).
+                self.up(&run, t - 1, 0, 0, lrank - pre_old - acc, marker, counts);
             }
-            // Advance the prefixes over the run.
-            if self.sym && tall && a == 0 {
+            if tall && a == 0 {
                 // No later corner of a tall loss has canonical parents.
                 break;
             }
+            // Advance the prefixes over the run.
             for j in 0..t {
                 let i = a + j;
-                pre_new += rk.contribution(suf[i as usize] + d, i, b);
+                let s = suf[i as usize] as usize;
+                let row = &self.by_suffix.row(i, b)[s + dmin as usize..=s + dmax as usize];
+                for (p, q) in pre[dmin as usize..].iter_mut().zip(row) {
+                    *p += q;
+                }
             }
             pre_old += acc;
             a += t;
         }
-        pushed
     }
 
-    /// Enumerates the growths `μ` (|μ| = d) of a corner, top row first, and marks each parent.
-    fn emit(&self, c: &Corner<'_>, d: u32) -> u64 {
+    /// Enumerates the growths `μ` of the rows of a run (`b > 0`) of every size
+    /// `dmin ..= dmax` at once: rows `j ..= 1` of the run are chosen bottom up
+    /// (their suffix, hence their contribution, is known then: it does not
+    /// depend on the rows above), then the top row's growth runs over the
+    /// levels. `sum` is the growth of the rows below `j`, `low` the growth
+    /// of the row below, `acc` the contribution of every row below `j`.
+    #[allow(clippy::too_many_arguments)]
+    fn up(&self, r: &Run<'_>, j: u32, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
+        if j == 0 {
+            let lo = low.max(r.first_min).max(1).max(r.dmin.saturating_sub(sum));
+            let hi = r.w.min(r.dmax - sum);
+            if lo > hi {
+                return;
+            }
+            let base = r.suffix_below + r.t * r.b + sum; // suffix of the top row, less its growth
+            let (len, d0, n0) = ((hi - lo + 1) as usize, (sum + lo) as usize, (r.lt + sum + lo) as usize);
+            let grown = self.by_suffix.diagonal(r.a, r.b + lo, base + lo);
+            let levels = self.words[n0..n0 + len].iter().zip(&mut counts[n0..n0 + len]);
+            for ((pre, own), (words, count)) in r.pre[d0..d0 + len].iter().zip(grown).zip(levels) {
+                marker.set_word(words, pre + own + acc);
+                *count += 1;
+            }
+            return;
+        }
+        // Rows 0 ..= j all grow by at least m.
+        let hi = r.w.min((r.dmax - sum) / (j + 1));
+        let base = r.suffix_below + (r.t - j) * r.b + sum;
+        if low > hi {
+            return;
+        }
+        // Row j's contribution, its suffix and length growing with m.
+        let mut own = self.by_suffix.diagonal(r.a + j, r.b + low.max(1), base + low.max(1));
+        for m in low..=hi {
+            let c = if m == 0 { self.ranking.contribution(base, r.a + j, r.b) } else { *own.next().expect("within the table") };
+            self.up(r, j - 1, sum + m, m, acc + c, marker, counts);
+        }
+    }
+
+    /// Enumerates the new rows `μ` (|μ| = d) below a loss, top row first,
+    /// and marks each parent in level `n`; returns the number of marks.
+    fn below(&self, c: &Below, d: u32, n: u32, marker: &mut Marker<'a>) -> u64 {
+        let marks = self.levels[n as usize].as_ref().expect("a pending level");
         let mut count = 0;
-        self.grow(c, 0, d, c.w, c.prefix, &mut count);
+        self.grow(c, marks, marker, 0, d, c.w, c.prefix, &mut count);
         count
     }
 
-    fn grow(&self, c: &Corner<'_>, j: u32, left: u32, prev: u32, acc: u64, count: &mut u64) {
-        let rows_here = c.t - j; // rows that may still grow, this one included
-        let lo = left.div_ceil(rows_here).max(if j == 0 { c.first_min } else { 1 });
+    #[allow(clippy::too_many_arguments)]
+    fn grow(&self, c: &Below, marks: &'a MappedBits, marker: &mut Marker<'a>, j: u32, left: u32, prev: u32, acc: u64, count: &mut u64) {
+        let rows_here = c.t - j; // rows that may still be added, this one included
+        if rows_here >= left {
+            // No bound cuts the completions of `left` tiles with parts <= prev:
+            // they are one contiguous rank range.
+            let n = self.ranking.q(left, left, prev);
+            marker.set_range(marks, acc, acc + n);
+            *count += n;
+            return;
+        }
+        let lo = left.div_ceil(rows_here);
         let hi = prev.min(left);
-        let i = c.a + j;
+        let i = c.k + j;
         for m in lo..=hi {
-            // Suffix of row i in the parent: unchanged rows below the run,
-            // b for each remaining run row, and the growth still to place.
-            let suffix = c.suffix_below + rows_here * c.b + left;
-            let r = acc + self.ranking.contribution(suffix, i, c.b + m);
+            let r = acc + self.ranking.contribution(left, i, m);
             let rest = left - m;
             if rest == 0 {
-                let rank = r + c.tail(j + 1);
-                self.marks.set(rank);
+                marker.set(marks, r);
                 *count += 1;
             } else {
-                self.grow(c, j + 1, rest, m, r, count);
+                self.grow(c, marks, marker, j + 1, rest, m, r, count);
             }
         }
     }

@@ -2,20 +2,21 @@
 //!
 //! Marks of the loss sieve (one bit per position) and Grundy values (one byte
 //! per position) live in files under the run's work directory, mapped into
-//! memory so that ranks on one node share the page cache and a level larger
+//! memory so that processes on one node share the page cache and a level larger
 //! than RAM still works. Threads update them through atomics.
 
-use memmap2::{Mmap, MmapMut};
+use memmap2::{Mmap, MmapMut, MmapOptions};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
-/// A zero-initialised bit set of `len` bits backed by a memory-mapped file.
+/// A zero-initialised bit set of `len` bits backed by a memory-mapped file
+/// (or by anonymous memory).
 pub struct MappedBits {
     map: MmapMut,
     len: u64,
-    path: PathBuf,
+    path: Option<PathBuf>,
 }
 
 impl MappedBits {
@@ -28,7 +29,20 @@ impl MappedBits {
         let file = create_sized(path, words * 8)?;
         // SAFETY: the file is private to this process' run directory and sized above.
         let map = unsafe { MmapMut::map_mut(&file)? };
-        Ok(MappedBits { map, len, path: path.to_path_buf() })
+        Ok(MappedBits { map, len, path: Some(path.to_path_buf()) })
+    }
+
+    /// A set of `len` bits in anonymous memory, all zero (pages are only
+    /// committed when first written; huge pages where the system offers them).
+    ///
+    /// # Errors
+    /// When the memory cannot be mapped.
+    pub fn anonymous(len: u64) -> io::Result<Self> {
+        let words = len.div_ceil(64).max(1);
+        let map = MmapOptions::new().len((words * 8) as usize).map_anon()?;
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::HugePage);
+        Ok(MappedBits { map, len, path: None })
     }
 
     /// The words, for atomic updates from several threads.
@@ -93,11 +107,14 @@ impl MappedBits {
         }
     }
 
-    /// Unmaps and deletes the backing file.
+    /// Unmaps and deletes the backing file (if any).
     pub fn remove(self) -> io::Result<()> {
         let path = self.path.clone();
         drop(self.map);
-        std::fs::remove_file(path)
+        match path {
+            Some(path) => std::fs::remove_file(path),
+            None => Ok(()),
+        }
     }
 }
 
