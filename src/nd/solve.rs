@@ -221,16 +221,15 @@ impl Solution {
     /// increasing.
     pub fn loss_ranks(&self) -> Box<dyn Iterator<Item = u64> + '_> {
         let Some(v) = &self.view else { return Box::new(self.solved_loss_ranks()) };
-        let mut ranks: Vec<u64> = self
-            .solved_loss_ranks()
-            .map(|k| {
-                let h = self.ranking.unrank(k).expect("a rank of the box");
-                let back: Vec<usize> = (0..v.perm.len()).map(|a| v.perm.iter().position(|&p| p == a).unwrap()).collect();
-                v.ranking.rank(&permute(&h, &self.ranking, &v.ranking, &back)).expect("a position of the box")
-            })
-            .collect();
-        ranks.sort_unstable();
-        Box::new(ranks.into_iter())
+        // Ranks are below 2^32 (MAX_POSITIONS): 4 bytes each.
+        let back: Vec<usize> = (0..v.perm.len()).map(|a| v.perm.iter().position(|&p| p == a).unwrap()).collect();
+        let mut ranks: Vec<u32> = self.solved_loss_ranks().map(|k| k as u32).collect();
+        ranks.par_iter_mut().for_each(|k| {
+            let h = self.ranking.unrank(*k as u64).expect("a rank of the box");
+            *k = v.ranking.rank(&permute(&h, &self.ranking, &v.ranking, &back)).expect("a position of the box") as u32;
+        });
+        ranks.par_sort_unstable();
+        Box::new(ranks.into_iter().map(u64::from))
     }
 
     fn solved_loss_ranks(&self) -> impl Iterator<Item = u64> + '_ {
