@@ -3,12 +3,17 @@
 //! A level is a cell count. A move removes at least one cell, so the
 //! children of a level lie in smaller levels, all decided before it: the
 //! positions of a level are decided independently of each other, in
-//! parallel (the level is cut into runs of consecutive indices,
-//! [`NdRanking::level_units`]). A position is a loss when no child is a loss;
-//! the check stops at the first losing child, trying first the move that
-//! won for the previous position (consecutive positions differ in their last
-//! heights, so it often wins again). Children are ranked incrementally
-//! ([`NdRanking::child_index`]). One bit per position holds the outcome.
+//! parallel (the level is cut into units of positions sharing their first
+//! heights or slices). One bit per position holds the outcome. Two engines
+//! ([`Engine`]):
+//!
+//! - **Sieve** (where the slice tables exist): every loss marks its parents
+//!   ([`super::slices`]); the unmarked positions of a level are its losses.
+//! - **Search**: a position is a loss when no child is one; the check stops
+//!   at the first losing child, trying first the move that won for the
+//!   previous position (consecutive positions differ in their last heights,
+//!   so it often wins again). Children are ranked incrementally
+//!   ([`NdRanking::child_index_fast`]).
 
 use super::position::format_position;
 use super::rank::{NdRanking, Walk};
