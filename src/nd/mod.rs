@@ -14,7 +14,7 @@
 //! ([`position`]). [`rank::NdRanking`] numbers these arrays densely in
 //! lexicographic order with a finite automaton whose states are the last
 //! values written; [`slices`] sees a position as its slices along the first
-//! axis, for children and parents by table look-ups; [`solve`] decides every
+//! axis, for children and parents by table look-ups; [`mod@solve`] decides every
 //! position level by level (a level is a cell count, children have fewer
 //! cells), the levels' positions in parallel, by the sieve (losses mark their
 //! parents) or by search; [`table`] writes and verifies the checksummed table directory
