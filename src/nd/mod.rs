@@ -13,9 +13,11 @@
 //! axis, a value in `0..=dk`, non-increasing along every grid axis
 //! ([`position`]). [`rank::NdRanking`] numbers these arrays densely in
 //! lexicographic order with a finite automaton whose states are the last
-//! values written; [`solve`] decides every position level by level (a level
-//! is a cell count, children have fewer cells), the levels' positions in
-//! parallel; [`table`] writes and verifies the checksummed table directory
+//! values written; [`slices`] sees a position as its slices along the first
+//! axis, for children and parents by table look-ups; [`mod@solve`] decides every
+//! position level by level (a level is a cell count, children have fewer
+//! cells), the levels' positions in parallel, by the sieve (losses mark their
+//! parents) or by search; [`table`] writes and verifies the checksummed table directory
 //! (format in `FORMAT.md`, section 13); [`cli`] formats the answers of
 //! `chomp nd` and `chomp divisors`.
 

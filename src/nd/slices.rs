@@ -29,8 +29,10 @@ use super::rank::NdRanking;
 use super::NdError;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Most entries of the slice tables (`B` and the parent lists each).
+/// Most entries of the slice tables (`B`, and a quarter of the parent lists).
 const MAX_SLICE_ENTRIES: usize = 1 << 23;
+/// Most (slice, cell) pairs (parent lists and `clamp` entries).
+const MAX_SLICE_LISTS: usize = 1 << 20;
 
 /// The slice tables of a box.
 #[derive(Clone, Debug)]
@@ -89,7 +91,7 @@ impl Slices {
         let w = rest.grid_cells();
         let top = full.top() as usize;
         let rc = w * top;
-        if d1.saturating_mul(r).saturating_mul(r) > MAX_SLICE_ENTRIES || r * rc > MAX_SLICE_ENTRIES {
+        if d1.saturating_mul(r).saturating_mul(r) > MAX_SLICE_ENTRIES || r * rc > MAX_SLICE_LISTS {
             return Ok(None);
         }
         let mut heights = Vec::with_capacity(r * w);

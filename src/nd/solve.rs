@@ -3,12 +3,17 @@
 //! A level is a cell count. A move removes at least one cell, so the
 //! children of a level lie in smaller levels, all decided before it: the
 //! positions of a level are decided independently of each other, in
-//! parallel (the level is cut into runs of consecutive indices,
-//! [`NdRanking::level_units`]). A position is a loss when no child is a loss;
-//! the check stops at the first losing child, trying first the move that
-//! won for the previous position (consecutive positions differ in their last
-//! heights, so it often wins again). Children are ranked incrementally
-//! ([`NdRanking::child_index`]). One bit per position holds the outcome.
+//! parallel (the level is cut into units of positions sharing their first
+//! heights or slices). One bit per position holds the outcome. Two engines
+//! ([`Engine`]):
+//!
+//! - **Sieve** (where the slice tables exist): every loss marks its parents
+//!   ([`super::slices`]); the unmarked positions of a level are its losses.
+//! - **Search**: a position is a loss when no child is one; the check stops
+//!   at the first losing child, trying first the move that won for the
+//!   previous position (consecutive positions differ in their last heights,
+//!   so it often wins again). Children are ranked incrementally
+//!   ([`NdRanking::child_index_fast`]).
 
 use super::position::format_position;
 use super::rank::{NdRanking, Walk};
@@ -221,16 +226,15 @@ impl Solution {
     /// increasing.
     pub fn loss_ranks(&self) -> Box<dyn Iterator<Item = u64> + '_> {
         let Some(v) = &self.view else { return Box::new(self.solved_loss_ranks()) };
-        let mut ranks: Vec<u64> = self
-            .solved_loss_ranks()
-            .map(|k| {
-                let h = self.ranking.unrank(k).expect("a rank of the box");
-                let back: Vec<usize> = (0..v.perm.len()).map(|a| v.perm.iter().position(|&p| p == a).unwrap()).collect();
-                v.ranking.rank(&permute(&h, &self.ranking, &v.ranking, &back)).expect("a position of the box")
-            })
-            .collect();
-        ranks.sort_unstable();
-        Box::new(ranks.into_iter())
+        // Ranks are below 2^32 (MAX_POSITIONS): 4 bytes each.
+        let back: Vec<usize> = (0..v.perm.len()).map(|a| v.perm.iter().position(|&p| p == a).unwrap()).collect();
+        let mut ranks: Vec<u32> = self.solved_loss_ranks().map(|k| k as u32).collect();
+        ranks.par_iter_mut().for_each(|k| {
+            let h = self.ranking.unrank(*k as u64).expect("a rank of the box");
+            *k = v.ranking.rank(&permute(&h, &self.ranking, &v.ranking, &back)).expect("a position of the box") as u32;
+        });
+        ranks.par_sort_unstable();
+        Box::new(ranks.into_iter().map(u64::from))
     }
 
     fn solved_loss_ranks(&self) -> impl Iterator<Item = u64> + '_ {
