@@ -10,7 +10,6 @@
 //! is stored for the conjugate too.
 
 use crate::cluster::Comm;
-use crate::game::conjugate_rows;
 use crate::index::{split, Ranking};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -43,15 +42,31 @@ pub struct LevelGrundy {
 /// # Errors
 /// [`GrundyOverflow`] if a value does not fit a byte.
 pub fn grundy_level(ranking: &Ranking, n: u32, lower: &[&[u8]], out: &[AtomicU8], comm: &dyn Comm) -> Result<LevelGrundy, GrundyOverflow> {
+    // A child of a level-n position has at most n − 2 moves, so a value of at most n − 2.
+    if n <= 65 {
+        level_with::<Seen64>(ranking, n, lower, out, comm)
+    } else if n <= 129 {
+        level_with::<Seen128>(ranking, n, lower, out, comm)
+    } else {
+        level_with::<Seen256>(ranking, n, lower, out, comm)
+    }
+}
+
+fn level_with<S: Seen>(
+    ranking: &Ranking,
+    n: u32,
+    lower: &[&[u8]],
+    out: &[AtomicU8],
+    comm: &dyn Comm,
+) -> Result<LevelGrundy, GrundyOverflow> {
     let sym = ranking.universe().is_symmetric();
     let results: Vec<Result<(u64, u64), GrundyOverflow>> = split::level_share(ranking, n, sym, comm.process(), comm.processes())
         .par_iter()
-        .map(|prefix| {
+        .map_init(Scratch::default, |scratch, prefix| {
             let (mut evaluated, mut lookups) = (0u64, 0u64);
             let mut overflow = false;
-            let mut scratch = Scratch::default();
             ranking.for_each_with_prefix(n, prefix, sym, |rank, rows| {
-                let (g, looked) = value_of(ranking, rows, rank, lower, &mut scratch);
+                let (g, looked) = value_of::<S>(ranking, rows, rank, lower, scratch);
                 lookups += looked;
                 evaluated += 1;
                 if g > 255 {
@@ -60,8 +75,7 @@ pub fn grundy_level(ranking: &Ranking, n: u32, lower: &[&[u8]], out: &[AtomicU8]
                 }
                 out[rank as usize].store(g as u8, Ordering::Relaxed);
                 if sym && rows.len() < rows[0] as usize {
-                    let conj = conjugate_rows(rows);
-                    out[ranking.rank_rows(&conj) as usize].store(g as u8, Ordering::Relaxed);
+                    out[conjugate_rank(ranking, rows) as usize].store(g as u8, Ordering::Relaxed);
                 }
             });
             if overflow {
@@ -92,64 +106,177 @@ pub fn histogram(values: &[u8]) -> Vec<u64> {
     h
 }
 
+/// Rank of the conjugate (transpose) of `rows`, without allocating.
+fn conjugate_rank(rk: &Ranking, rows: &[u8]) -> u64 {
+    let mut conj = [0u8; 256];
+    // Columns p_{i+1}..p_i have exactly i + 1 tiles.
+    let mut below = 0;
+    for (i, &len) in rows.iter().enumerate().rev() {
+        conj[below..len as usize].fill(i as u8 + 1);
+        below = len as usize;
+    }
+    rk.rank_rows(&conj[..rows[0] as usize])
+}
+
+/// Per-task state of the child-rank computation, kept across the positions
+/// of one walk (consecutive positions share their top rows).
 #[derive(Default)]
 struct Scratch {
-    suf: Vec<u32>,
-    /// `tail[i]`: contribution of rows `i..` to the rank (unchanged rows).
-    tail: Vec<u64>,
+    /// The level the tables below are sized for.
+    n: u32,
+    /// Rows of the previous position (the prefix `head` was built for).
+    prev: Vec<u8>,
+    /// `pre[i]`: tiles in rows `0..i`.
+    pre: Vec<u32>,
+    /// `head[a * (n + 1) + m]`: contribution of rows `0..a` (unchanged) to the
+    /// rank of a position with `m` tiles, `Σ_{i<a} contribution(m − pre_i, i, p_i)`,
+    /// for `pre_a <= m <= n`. It depends on rows `0..a` only, so it survives
+    /// from one position to the next down to their first differing row. At
+    /// `m = n` it is the parent's own rank less the contribution of rows `a..`.
+    head: Vec<u64>,
+}
+
+impl Scratch {
+    /// Brings `pre` and `head` up to date for the position `p` of level `n`.
+    fn prepare(&mut self, rk: &Ranking, n: u32, p: &[u8]) {
+        let k = p.len();
+        let stride = n as usize + 1;
+        if self.n != n {
+            self.n = n;
+            self.prev.clear();
+            self.pre.clear();
+            self.pre.push(0);
+            // A row a exists only when n > a: n rows of heads suffice.
+            self.head.clear();
+            self.head.resize(stride * stride, 0);
+        }
+        // Rows 0..same agree with the previous position: heads 0..=same stay.
+        let same = self.prev.iter().zip(p).take_while(|(x, y)| x == y).count();
+        self.prev.clear();
+        self.prev.extend_from_slice(p);
+        self.pre.truncate(same + 1);
+        for a in same..k {
+            let next = self.pre[a] + p[a] as u32;
+            self.pre.push(next);
+        }
+        // head[a] is needed for a < k.
+        for a in same + 1..k {
+            let (done, rest) = self.head.split_at_mut(a * stride);
+            let from = &done[(a - 1) * stride..];
+            let to = &mut rest[..stride];
+            let (pa, len) = (self.pre[a - 1], p[a - 1] as u32);
+            for m in self.pre[a] as usize..=n as usize {
+                to[m] = from[m] + rk.contribution(m as u32 - pa, a as u32 - 1, len);
+            }
+        }
+    }
+}
+
+/// The set of values seen among a position's children, sized for a level.
+trait Seen: Default {
+    fn insert(&mut self, g: u8);
+    fn mex(&self) -> u32;
+}
+
+/// Values below 64 (levels to 65).
+#[derive(Default)]
+struct Seen64(u64);
+
+impl Seen for Seen64 {
+    #[inline(always)]
+    fn insert(&mut self, g: u8) {
+        debug_assert!(g < 64);
+        self.0 |= 1 << (g & 63);
+    }
+    #[inline(always)]
+    fn mex(&self) -> u32 {
+        self.0.trailing_ones()
+    }
+}
+
+/// Values below 128 (levels to 129), in two registers without branches.
+#[derive(Default)]
+struct Seen128(u64, u64);
+
+impl Seen for Seen128 {
+    #[inline(always)]
+    fn insert(&mut self, g: u8) {
+        debug_assert!(g < 128);
+        let bit = 1u64 << (g & 63);
+        let upper = (g >> 6) as u64 & 1;
+        self.0 |= bit & upper.wrapping_sub(1);
+        self.1 |= bit & upper.wrapping_neg();
+    }
+    #[inline(always)]
+    fn mex(&self) -> u32 {
+        if self.0 != u64::MAX {
+            self.0.trailing_ones()
+        } else {
+            64 + self.1.trailing_ones()
+        }
+    }
+}
+
+/// Any byte value.
+#[derive(Default)]
+struct Seen256([u64; 4]);
+
+impl Seen for Seen256 {
+    #[inline(always)]
+    fn insert(&mut self, g: u8) {
+        self.0[(g >> 6) as usize] |= 1 << (g & 63);
+    }
+    #[inline(always)]
+    fn mex(&self) -> u32 {
+        let mut mex = 0;
+        for w in self.0 {
+            mex += w.trailing_ones();
+            if w != u64::MAX {
+                break;
+            }
+        }
+        mex
+    }
 }
 
 /// Value of one position from the values of its children; returns (value, children looked up).
-fn value_of(rk: &Ranking, p: &[u8], rank: u64, lower: &[&[u8]], s: &mut Scratch) -> (u32, u64) {
+///
+/// The moves are taken by column `b` of the bite, then by row `a` upwards.
+/// Columns `p_j..p_{j−1}` (`p_k = 0`) share `j`, the first row that a bite
+/// there leaves whole: rows `j..` are unchanged (their contribution to the
+/// parent's rank is `rank − head[j][n]`). For a fixed `b` the rows `a..j`
+/// that become `b` grow by one as `a` decreases, so their contribution is one
+/// more term per move; the rows above `a` come from `head`.
+fn value_of<S: Seen>(rk: &Ranking, p: &[u8], rank: u64, lower: &[&[u8]], s: &mut Scratch) -> (u32, u64) {
     let k = p.len();
+    let n: u32 = p.iter().map(|&v| v as u32).sum();
     if k == 1 && p[0] == 1 {
         return (0, 0);
     }
-    s.suf.clear();
-    s.suf.resize(k + 1, 0);
-    for i in (0..k).rev() {
-        s.suf[i] = s.suf[i + 1] + p[i] as u32;
+    s.prepare(rk, n, p);
+    let (pre, head) = (&s.pre[..], &s.head[..]);
+    let stride = n as usize + 1;
+    let mut seen = S::default();
+    // b = 0: the child is rows 0..a (a ≥ 1; a = 0 eats the poison).
+    for a in 1..k {
+        let m = pre[a] as usize;
+        seen.insert(lower[m][head[a * stride + m] as usize]);
     }
-    s.tail.clear();
-    s.tail.resize(k + 1, 0);
-    for i in (0..k).rev() {
-        s.tail[i] = s.tail[i + 1] + rk.contribution(s.suf[i], i as u32, p[i] as u32);
-    }
-    debug_assert_eq!(s.tail[0], rank);
-    let n = s.suf[0];
-    let mut seen = [0u64; 5];
-    let mut looked = 0;
-    for a in 0..k {
-        let lowest_b = if a == 0 { 1 } else { 0 };
-        // j: first row at or below a with p_j <= b; moves right as b shrinks.
-        let mut j = a;
-        for b in (lowest_b..p[a] as u32).rev() {
-            while j < k && p[j] as u32 > b {
-                j += 1;
+    for j in (1..=k).rev() {
+        let suf_j = n - pre[j];
+        let (tail_j, first) = if j == k { (0, 1) } else { (rank - head[j * stride + n as usize], p[j] as u32) };
+        for b in first..p[j - 1] as u32 {
+            let mut mid = 0u64;
+            let mut m = suf_j;
+            for a in (0..j).rev() {
+                // The child keeps rows 0..a and j.., with j − a rows of b between.
+                mid += rk.contribution(m + b, a as u32, b);
+                m += b;
+                let child = pre[a] + m;
+                let r = head[a * stride + child as usize] + mid + tail_j;
+                seen.insert(lower[child as usize][r as usize]);
             }
-            let removed = (s.suf[a] - s.suf[j]) - (j - a) as u32 * b;
-            let mut r = s.tail[j];
-            if b > 0 {
-                for i in a..j {
-                    r += rk.contribution(s.suf[j] + (j - i) as u32 * b, i as u32, b);
-                }
-            }
-            for (i, (&suf, &len)) in s.suf[..a].iter().zip(&p[..a]).enumerate() {
-                r += rk.contribution(suf - removed, i as u32, len as u32);
-            }
-            let g = lower[(n - removed) as usize][r as usize];
-            seen[(g >> 6) as usize] |= 1 << (g & 63);
-            looked += 1;
         }
     }
-    let mut mex = 0;
-    for w in seen {
-        if w == u64::MAX {
-            mex += 64;
-        } else {
-            mex += w.trailing_ones();
-            break;
-        }
-    }
-    (mex, looked)
+    (seen.mex(), n as u64 - 1)
 }
