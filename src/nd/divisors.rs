@@ -60,7 +60,7 @@ impl DivisorGame {
 
     /// The cell of a divisor of `N`, or `None` for a number that does not divide `N`.
     pub fn cell(&self, d: u64) -> Option<Vec<u32>> {
-        if d == 0 || self.n % d != 0 {
+        if d == 0 || !self.n.is_multiple_of(d) {
             return None;
         }
         Some(
@@ -69,7 +69,7 @@ impl DivisorGame {
                 .map(|&(p, e)| {
                     let mut v = 0;
                     let mut x = d;
-                    while x % p == 0 {
+                    while x.is_multiple_of(p) {
                         x /= p;
                         v += 1;
                     }
@@ -93,7 +93,7 @@ pub fn factorise(mut n: u64) -> Vec<(u64, u32)> {
         if p * p > n {
             break;
         }
-        while n % p == 0 {
+        while n.is_multiple_of(p) {
             primes.push(p);
             n /= p;
         }
@@ -145,7 +145,7 @@ pub fn is_prime(n: u64) -> bool {
         return false;
     }
     for p in [2u64, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37] {
-        if n % p == 0 {
+        if n.is_multiple_of(p) {
             return n == p;
         }
     }
@@ -176,7 +176,7 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 
 /// A nontrivial factor of an odd composite `n` (Pollard's rho, Floyd cycles).
 fn rho(n: u64) -> u64 {
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         return 2;
     }
     for c in 1u64.. {

@@ -155,8 +155,8 @@ impl Scratch {
         self.prev.clear();
         self.prev.extend_from_slice(p);
         self.pre.truncate(same + 1);
-        for a in same..k {
-            let next = self.pre[a] + p[a] as u32;
+        for &len in &p[same..k] {
+            let next = self.pre[self.pre.len() - 1] + len as u32;
             self.pre.push(next);
         }
         // head[a] is needed for a < k.

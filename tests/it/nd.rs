@@ -181,7 +181,7 @@ fn macmahon(a: u32, b: u32, c: u32) -> u128 {
     let mut add = |mut n: u32, sign: i64| {
         let mut p = 2;
         while n > 1 {
-            while n % p == 0 {
+            while n.is_multiple_of(p) {
                 exp[p as usize] += sign;
                 n /= p;
             }
@@ -240,7 +240,7 @@ fn rank_and_unrank_are_inverse() {
 /// a position is the set of divisors not yet removed (as a mask over the
 /// sorted divisors); naming `d` removes `d` and its divisors.
 fn divisor_brute(n: u64) -> (u64, u64, Vec<u64>) {
-    let divs: Vec<u64> = (1..=n).filter(|d| n % d == 0).collect();
+    let divs: Vec<u64> = (1..=n).filter(|d| n.is_multiple_of(*d)).collect();
     assert!(divs.len() <= 128);
     let last = divs.len() - 1; // n itself
     let removes: Vec<u128> =
