@@ -4,8 +4,9 @@
 //! [`Comm`].
 //!
 //! How a level is split (see README, "Running on a cluster"):
-//! - sieve: the *sources* (losses of smaller levels) are dealt to processes
-//!   in chunks; each marks a private copy of the level's mark bits, and a
+//! - sieve: the losses of each decided level are dealt to processes round
+//!   robin; each pushes its share into its own copy of the pending levels'
+//!   mark bits, and before a level is scanned a
 //!   bitwise-OR all-reduce merges them (option (a) of the architecture);
 //! - scan and Grundy values: the level's rank range is cut into contiguous
 //!   runs of work units (top-row/second-row blocks) of about equal size; the

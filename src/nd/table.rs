@@ -61,9 +61,7 @@ pub struct NdManifest {
 impl NdManifest {
     /// Canonical text: pretty JSON, two-space indent, final newline.
     pub fn canonical(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).expect("plain data");
-        text.push('\n');
-        text
+        crate::store::manifest::canonical_json(self)
     }
 
     /// SHA-256 of the canonical text with an empty checksum.

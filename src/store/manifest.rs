@@ -152,9 +152,7 @@ impl Manifest {
     /// The canonical text: pretty-printed JSON (two-space indent, fields in
     /// declaration order, `files` sorted by path) and a final newline.
     pub fn canonical(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).expect("serializing plain data");
-        text.push('\n');
-        text
+        canonical_json(self)
     }
 
     /// SHA-256 of the canonical text with `checksum` set to the empty string.
@@ -194,6 +192,14 @@ impl Manifest {
 /// `.` or `..`, and no `\` or `:` anywhere (not absolute on any system).
 pub fn plain_relative_name(name: &str) -> bool {
     !name.is_empty() && !name.contains(['\\', ':', '\0']) && name.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// The canonical text of a manifest-like value: pretty-printed JSON
+/// (two-space indent, fields in declaration order) and a final newline.
+pub fn canonical_json(value: &impl Serialize) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("serializing plain data");
+    text.push('\n');
+    text
 }
 
 /// SHA-256 of bytes as lowercase hex.
