@@ -1,37 +1,24 @@
 //! Dense per-level data of a running job in memory-mapped files.
 //!
-//! Marks of the loss sieve (one bit per position) and Grundy values (one byte
-//! per position) live in files under the run's work directory, mapped into
-//! memory so that processes on one node share the page cache and a level larger
-//! than RAM still works. Threads update them through atomics.
+//! Marks of the loss sieve (one bit per position, anonymous memory) and
+//! Grundy values (one byte per position, files under the run's work
+//! directory, mapped so that processes on one node share the page cache and
+//! a level larger than RAM still works). Threads update them through atomics.
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
-/// A zero-initialised bit set of `len` bits backed by a memory-mapped file
-/// (or by anonymous memory).
+/// A zero-initialised bit set of `len` bits in anonymous memory (the
+/// sieve's marks of one pending level).
 pub struct MappedBits {
     map: MmapMut,
     len: u64,
-    path: Option<PathBuf>,
 }
 
 impl MappedBits {
-    /// Creates (truncating) `path` with room for `len` bits, all zero.
-    ///
-    /// # Errors
-    /// I/O errors creating, sizing or mapping the file.
-    pub fn create(path: &Path, len: u64) -> io::Result<Self> {
-        let words = len.div_ceil(64).max(1);
-        let file = create_sized(path, words * 8)?;
-        // SAFETY: the file is private to this process' run directory and sized above.
-        let map = unsafe { MmapMut::map_mut(&file)? };
-        Ok(MappedBits { map, len, path: Some(path.to_path_buf()) })
-    }
-
     /// A set of `len` bits in anonymous memory, all zero (pages are only
     /// committed when first written; huge pages where the system offers them).
     ///
@@ -42,7 +29,7 @@ impl MappedBits {
         let map = MmapOptions::new().len((words * 8) as usize).map_anon()?;
         #[cfg(target_os = "linux")]
         let _ = map.advise(memmap2::Advice::HugePage);
-        Ok(MappedBits { map, len, path: None })
+        Ok(MappedBits { map, len })
     }
 
     /// The words, for atomic updates from several threads.
@@ -104,16 +91,6 @@ impl MappedBits {
                 clear &= clear - 1;
             }
             i = word_end;
-        }
-    }
-
-    /// Unmaps and deletes the backing file (if any).
-    pub fn remove(self) -> io::Result<()> {
-        let path = self.path.clone();
-        drop(self.map);
-        match path {
-            Some(path) => std::fs::remove_file(path),
-            None => Ok(()),
         }
     }
 }
