@@ -35,15 +35,26 @@ for job in "--max-tiles 60 --grundy-max-tiles 40" "--rows 8 --cols 15 --grundy";
 done
 
 # 2. A process killed mid-run ends the whole job quickly, non-zero; a rerun resumes to the same bytes.
-job="--max-tiles 78 --grundy-max-tiles 58"
+# Kill once the manifest shows some finished levels (polled, not a fixed sleep:
+# the engine's speed must not decide whether the kill lands mid-run).
+job="--max-tiles 88 --grundy-max-tiles 66"
 "$SOLO_BIN" solve $job --out "$T/kill-clean" --quiet
 want=$(digest "$T/kill-clean")
 "${MPIEXEC[@]}" -n 2 "$MPI_BIN" solve $job --out "$T/kill" --quiet 2>"$T/kill.log" &
 launcher=$!
-sleep 4
-victim=$(pgrep -f "$MPI_BIN solve $job --out $T/kill" | tail -n 1 || true)
+levels() { python3 -c "import json;print(json.load(open('$T/kill/manifest.json'))['levels_complete'])" 2>/dev/null || echo 0; }
+victim=""
+for _ in $(seq 1 600); do
+  if ! kill -0 "$launcher" 2>/dev/null; then break; fi
+  if [ "$(levels)" -ge 40 ]; then
+    victim=$(pgrep -f "$MPI_BIN solve $job --out $T/kill" | tail -n 1 || true)
+    break
+  fi
+  sleep 0.05
+done
 if [ -z "$victim" ]; then
-  bad "no MPI process found to kill (job too short?)"
+  bad "no MPI process found to kill: the job ended before level 40 or never started ($(levels) levels)"
+  wait "$launcher" || true
 else
   killed_at=$(date +%s%N)
   kill -9 "$victim"
@@ -54,7 +65,7 @@ else
   took_ms=$((($(date +%s%N) - killed_at) / 1000000))
   took="$((took_ms / 1000)).$(printf %03d $((took_ms % 1000)))"
   if [ "$rc" -ne 0 ] && [ "$took_ms" -lt 10000 ]; then ok "killed process: job exited with $rc after ${took}s"; else bad "killed process: exit $rc after ${took}s"; fi
-  done_levels=$(python3 -c "import json;print(json.load(open('$T/kill/manifest.json'))['levels_complete'])")
+  done_levels=$(levels)
   "${MPIEXEC[@]}" -n 2 "$MPI_BIN" solve $job --out "$T/kill" 2>"$T/resume.log"
   got=$(digest "$T/kill")
   if grep -q "resuming after level" "$T/resume.log" && [ "$got" = "$want" ]; then
