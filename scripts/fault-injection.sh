@@ -3,12 +3,13 @@
 # times each), then resumed to completion; every trial must end with exactly
 # the bytes of a clean run and pass `chomp verify`.
 #
-# Usage: scripts/fault-injection.sh [TRIALS] [MAX_TILES] [GRUNDY_MAX_TILES]
-#   CI runs a short form: scripts/fault-injection.sh 6 60 45
+# Usage: scripts/fault-injection.sh [TRIALS] [MAX_TILES] [GRUNDY_MAX_TILES] [EXTRA_FLAGS]
+#   CI runs short forms: scripts/fault-injection.sh 6 60 45
+#                        scripts/fault-injection.sh 4 60 45 "--shard-positions 20000"  (format 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trials=${1:-30}
-job="--max-tiles ${2:-75} --grundy-max-tiles ${3:-60}"
+job="--max-tiles ${2:-75} --grundy-max-tiles ${3:-60} ${4:-}"
 cargo build --release --locked --quiet
 BIN=$PWD/target/release/chomp
 T=$(mktemp -d)

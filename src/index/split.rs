@@ -73,6 +73,54 @@ pub fn level_share(ranking: &Ranking, n: u32, canonical: bool, part: usize, part
     units.drain(mine).collect()
 }
 
+/// The shards of level `n` (table format 2): contiguous rank ranges in rank
+/// order covering the level, each of at most `limit` positions. Shards are
+/// cut between blocks of positions sharing a top row, packed greedily; a
+/// top row with more than `limit` positions is cut between blocks sharing
+/// its first two rows, and so on.
+///
+/// # Panics
+/// When `limit` is 0.
+pub fn shard_ranges(ranking: &Ranking, n: u32, limit: u64) -> Vec<Range<u64>> {
+    assert!(limit > 0, "a shard holds at least one position");
+    // The blocks in rank order, each at most `limit` positions.
+    fn blocks(ranking: &Ranking, n: u32, prefix: &mut Vec<u8>, size: u64, limit: u64, out: &mut Vec<u64>) {
+        let used: u32 = prefix.iter().map(|&r| r as u32).sum();
+        if size <= limit || used == n {
+            out.push(size);
+            return;
+        }
+        let last = *prefix.last().expect("a non-empty prefix") as u32;
+        for v in 1..=last.min(n - used) {
+            prefix.push(v as u8);
+            let size = prefix_size(ranking, n, prefix);
+            if size > 0 {
+                blocks(ranking, n, prefix, size, limit, out);
+            }
+            prefix.pop();
+        }
+    }
+    let mut sizes = Vec::new();
+    for c in 1..=n.min(ranking.max_part()) {
+        let size = prefix_size(ranking, n, &[c as u8]);
+        if size > 0 {
+            blocks(ranking, n, &mut vec![c as u8], size, limit, &mut sizes);
+        }
+    }
+    let mut shards = Vec::new();
+    let (mut start, mut end) = (0u64, 0u64);
+    for size in sizes {
+        if end - start + size > limit {
+            shards.push(start..end);
+            start = end;
+        }
+        end += size;
+    }
+    shards.push(start..end);
+    debug_assert_eq!(end, ranking.size(n));
+    shards
+}
+
 /// Cuts weighted units into `parts` contiguous runs of about equal total
 /// weight; returns the unit range of `part`.
 pub fn split_weighted(weights: &[u64], parts: usize, part: usize) -> Range<usize> {
@@ -117,6 +165,32 @@ mod tests {
                 }
             }
             assert_eq!(next, w.len());
+        }
+    }
+
+    #[test]
+    fn shards_tile_the_level_within_the_limit() {
+        use crate::game::Universe;
+        for u in [Universe::tiles(30), Universe::boxed(5, 9)] {
+            let ranking = Ranking::new(&u).unwrap();
+            for n in 1..=u.max_tiles() {
+                let size = ranking.size(n);
+                for limit in [1, 7, 100, 1000, size.max(1)] {
+                    let shards = shard_ranges(&ranking, n, limit);
+                    assert_eq!(shards[0].start, 0);
+                    assert_eq!(shards.last().unwrap().end, size);
+                    assert!(shards.windows(2).all(|w| w[0].end == w[1].start && !w[1].is_empty()));
+                    assert!(shards.iter().all(|s| s.end - s.start <= limit));
+                    // Where every top row fits, shards are cut between top rows.
+                    let widest = (1..=n).map(|c| prefix_size(&ranking, n, &[c.min(255) as u8])).max().unwrap();
+                    if limit >= widest {
+                        for s in &shards[1..] {
+                            let (a, b) = (ranking.unrank(n, s.start - 1).unwrap(), ranking.unrank(n, s.start).unwrap());
+                            assert_ne!(a.rows()[0], b.rows()[0], "level {n} limit {limit}");
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::answer::{Answer, MoveInfo, Outcome};
 use crate::game::Position;
 use crate::index::Ranking;
-use crate::store::{GrundyTable, Manifest, ManifestError, TableDir, TableError};
+use crate::store::{GrundyTable, LossSet, Manifest, ManifestError, TableDir, TableError};
 use roaring::RoaringBitmap;
 use std::collections::HashMap;
 use std::path::Path;
@@ -39,16 +39,19 @@ pub enum ProbeError {
     Manifest(#[from] ManifestError),
 }
 
-/// Decoded Grundy blocks by (level, block index).
-type BlockCache = HashMap<(u32, usize), Arc<Vec<u8>>>;
+/// Decoded Grundy blocks by (level, shard, block index).
+type BlockCache = HashMap<(u32, usize, usize), Arc<Vec<u8>>>;
 
 /// An open table directory.
 pub struct Tables {
     dir: TableDir,
     manifest: Manifest,
     ranking: Ranking,
-    losses: Mutex<HashMap<u32, Arc<RoaringBitmap>>>,
-    grundy: Mutex<HashMap<u32, Arc<GrundyTable>>>,
+    /// Loaded tables by (level, shard): a probe reads only the shard it needs.
+    losses: Mutex<HashMap<(u32, usize), Arc<RoaringBitmap>>>,
+    grundy: Mutex<HashMap<(u32, usize), Arc<GrundyTable>>>,
+    /// First rank of every shard, by level.
+    firsts: Vec<Vec<u64>>,
     blocks: Mutex<BlockCache>,
 }
 
@@ -62,7 +65,8 @@ impl Tables {
         let manifest = dir.read_manifest()?;
         let ranking = Ranking::new(&manifest.universe)
             .map_err(|e| ManifestError::Invalid { path: dir.manifest_path().display().to_string(), what: e.to_string() })?;
-        Ok(Tables { dir, manifest, ranking, losses: Default::default(), grundy: Default::default(), blocks: Default::default() })
+        let firsts = (1..=manifest.levels_complete).map(|n| manifest.level_shards(n).iter().map(|s| s.first).collect()).collect();
+        Ok(Tables { dir, manifest, ranking, losses: Default::default(), grundy: Default::default(), firsts, blocks: Default::default() })
     }
 
     /// The manifest.
@@ -99,41 +103,57 @@ impl Tables {
         Ok((tiles, rank))
     }
 
-    /// The loss set of a level (loaded and checked on first use).
+    /// The shard of level `tiles` holding rank `rank`, and the rank within it.
+    fn shard_of(&self, tiles: u32, rank: u64) -> (usize, u64) {
+        let firsts = &self.firsts[tiles as usize - 1];
+        let i = firsts.partition_point(|&f| f <= rank) - 1;
+        (i, rank - firsts[i])
+    }
+
+    /// The losses of one shard (loaded and checked on first use).
+    fn loss_shard(&self, tiles: u32, shard: usize) -> Result<Arc<RoaringBitmap>, ProbeError> {
+        if let Some(b) = self.losses.lock().unwrap().get(&(tiles, shard)) {
+            return Ok(b.clone());
+        }
+        let b = Arc::new(self.dir.read_loss_shard(&self.manifest, tiles, shard)?);
+        self.losses.lock().unwrap().insert((tiles, shard), b.clone());
+        Ok(b)
+    }
+
+    /// The loss set of a level, every shard (loaded and checked on first use).
     ///
     /// # Errors
     /// [`ProbeError`] for missing or damaged tables.
-    pub fn level_losses(&self, tiles: u32) -> Result<Arc<RoaringBitmap>, ProbeError> {
-        if let Some(b) = self.losses.lock().unwrap().get(&tiles) {
-            return Ok(b.clone());
-        }
-        let b = Arc::new(self.dir.read_losses(&self.manifest, tiles)?);
-        self.losses.lock().unwrap().insert(tiles, b.clone());
-        Ok(b)
+    pub fn level_losses(&self, tiles: u32) -> Result<LossSet, ProbeError> {
+        let firsts = &self.firsts[tiles as usize - 1];
+        let parts =
+            firsts.iter().enumerate().map(|(i, &first)| Ok((first, self.loss_shard(tiles, i)?))).collect::<Result<_, ProbeError>>()?;
+        Ok(LossSet { parts })
     }
 
     fn grundy_value(&self, tiles: u32, rank: u64) -> Result<Option<u8>, ProbeError> {
         if tiles > self.manifest.grundy_max_tiles.min(self.manifest.levels_complete) {
             return Ok(None);
         }
+        let (shard, rank) = self.shard_of(tiles, rank);
         let table = {
-            let cached = self.grundy.lock().unwrap().get(&tiles).cloned();
+            let cached = self.grundy.lock().unwrap().get(&(tiles, shard)).cloned();
             match cached {
                 Some(t) => t,
                 None => {
-                    let t = Arc::new(self.dir.read_grundy(&self.manifest, tiles)?);
-                    self.grundy.lock().unwrap().insert(tiles, t.clone());
+                    let t = Arc::new(self.dir.read_grundy_shard(&self.manifest, tiles, shard)?);
+                    self.grundy.lock().unwrap().insert((tiles, shard), t.clone());
                     t
                 }
             }
         };
         let bs = table.header().block_size as u64;
-        let key = (tiles, (rank / bs) as usize);
+        let key = (tiles, shard, (rank / bs) as usize);
         let cached = self.blocks.lock().unwrap().get(&key).cloned();
         let block = match cached {
             Some(b) => b,
             None => {
-                let b = Arc::new(table.block(key.1)?);
+                let b = Arc::new(table.block(key.2)?);
                 self.blocks.lock().unwrap().insert(key, b.clone());
                 b
             }
@@ -147,7 +167,8 @@ impl Tables {
     /// [`ProbeError`] for positions outside the tables and damaged tables.
     pub fn outcome(&self, p: &Position) -> Result<Outcome, ProbeError> {
         let (tiles, rank) = self.locate(p)?;
-        let loss = self.level_losses(tiles)?.contains(rank as u32);
+        let (shard, rank) = self.shard_of(tiles, rank);
+        let loss = self.loss_shard(tiles, shard)?.contains(u32::try_from(rank).expect("a shard holds at most 2^32 positions"));
         Ok(if loss { Outcome::Loss } else { Outcome::Win })
     }
 

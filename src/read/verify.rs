@@ -133,8 +133,13 @@ fn check_tables(t: &Tables, report: &mut VerifyReport) {
         };
         report.tables += 1;
         if n <= m.grundy_max_tiles {
-            let path = t.dir().table_path(Kind::Grundy, n);
-            match t.dir().read_grundy(m, n).and_then(|g| g.decode_all()) {
+            let names = TableDir::table_names(m, Kind::Grundy, n);
+            let path = t.dir().path().join(if names.len() == 1 {
+                names[0].clone()
+            } else {
+                format!("{} … {}", names[0], names[names.len() - 1])
+            });
+            match t.dir().read_grundy_values(m, n) {
                 Err(e) => report.failures.push(e.to_string()),
                 Ok(values) => {
                     report.tables += 1;

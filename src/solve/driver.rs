@@ -10,9 +10,10 @@ use super::plan::{Plan, TOOL_VERSION};
 use super::sieve::Frontier;
 use super::JobError;
 use crate::cluster::{self, Comm, Solo};
+use crate::index::split;
 use crate::index::Ranking;
 use crate::report::summary::LevelStats;
-use crate::store::format::{self, Kind, VERSION};
+use crate::store::format::{VERSION, VERSION_SHARDED};
 use crate::store::mapped::{map_read_only, MappedBytes};
 use crate::store::{sha256_hex, Manifest, TableDir, FORMAT_NAME};
 use memmap2::Mmap;
@@ -70,17 +71,24 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
         let exe = std::env::current_exe().and_then(fs::read).map(|b| sha256_hex(&b)).unwrap_or_default();
         cluster::check_same(&format!("{TOOL_VERSION} {exe} {plan:?} {}", dir.path().display()), comm).map_err(JobError::Refused)?;
     }
+    // Refuse at once, before the directory is created, a run whose next
+    // level would not fit: the pending levels' marks are reserved up front.
+    let known = dir.read_manifest().ok().filter(|m| m.universe == plan.universe && m.grundy_max_tiles == plan.grundy_max_tiles);
+    let first = known.as_ref().map_or(1, |m| m.levels_complete + 1);
+    if first <= ranking.max_tiles() {
+        check_memory(&ranking, plan, first, &known.unwrap_or_else(|| fresh_manifest(plan, &ranking)), opts.max_memory)?;
+    }
     let mut lock = None;
     let mut manifest = if root {
         lock = Some(dir.lock()?);
-        let m = dir.open_run(fresh_manifest(plan), opts.force)?;
+        let m = dir.open_run(fresh_manifest(plan, &ranking), opts.force)?;
         // A run killed after its last checkpoint may have left scratch or
         // temporary files behind: never part of the result. (Before the
         // barrier: the other processes create their scratch after it.)
         dir.remove_leftovers()?;
         m
     } else {
-        fresh_manifest(plan)
+        fresh_manifest(plan, &ranking)
     };
     comm.barrier();
     if !root {
@@ -131,7 +139,7 @@ fn run_levels(
         on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
         reload(ranking, plan, dir, work, manifest, &mut frontier, comm, &mut grundy_maps)?;
     }
-    let universe = plan.universe;
+    let shard_limit = plan.shard_limit(ranking);
     let mut mine = ProcessWork { process: comm.process(), ..Default::default() };
     for n in manifest.levels_complete + 1..=top {
         on_event(&Event::Started { tiles: n });
@@ -142,10 +150,12 @@ fn run_levels(
         mine.marks += found.marks;
         mine.scanned += found.scanned;
         let losses = found.ranks.len() as u64;
-        if root {
-            let header = format::Header::new(Kind::Losses, &universe, n, size, losses);
-            dir.write_table(manifest, Kind::Losses, n, &format::encode_losses(&header, &found.ranks))?;
-        }
+        let ranges = shard_limit.map(|limit| split::shard_ranges(ranking, n, limit));
+        let shards = if root {
+            dir.write_losses(manifest, n, size, &found.ranks, ranges.as_deref())?
+        } else {
+            crate::store::shards_of(size, &found.ranks, ranges.as_deref())
+        };
         let sieve_seconds = t0.elapsed().as_secs_f64();
 
         let mut stats = LevelStats { tiles: n, positions: size, losses, grundy_histogram: None };
@@ -165,8 +175,7 @@ fn run_levels(
                 return Err(JobError::SelfCheck(format!("level {n}: the sieve finds {losses} losses, the Grundy pass {}", histogram[0])));
             }
             if root {
-                let header = format::Header::new(Kind::Grundy, &universe, n, size, losses);
-                dir.write_table(manifest, Kind::Grundy, n, &format::encode_grundy(&header, values))?;
+                dir.write_grundy(manifest, n, values, &shards, ranges.is_some())?;
             }
             grundy_maps.push(Some(map));
             stats.grundy_histogram = Some(histogram);
@@ -176,6 +185,9 @@ fn run_levels(
             mine.lookups += level.lookups;
         }
         manifest.levels.push(stats.clone());
+        if ranges.is_some() {
+            manifest.shards.push(shards);
+        }
         manifest.levels_complete = n;
         if root {
             manifest.write(dir.path())?;
@@ -194,16 +206,19 @@ fn run_levels(
     Ok(())
 }
 
-fn fresh_manifest(plan: &Plan) -> Manifest {
+fn fresh_manifest(plan: &Plan, ranking: &Ranking) -> Manifest {
+    let shard_positions = plan.shard_limit(ranking);
     Manifest {
         format: FORMAT_NAME.to_string(),
-        format_version: VERSION,
+        format_version: if shard_positions.is_some() { VERSION_SHARDED } else { VERSION },
         tool_version: TOOL_VERSION.to_string(),
         universe: plan.universe,
         grundy_max_tiles: plan.grundy_max_tiles,
+        shard_positions,
         levels_complete: 0,
         complete: false,
         levels: Vec::new(),
+        shards: Vec::new(),
         files: Default::default(),
         checksum: String::new(),
     }
@@ -225,10 +240,10 @@ fn reload(
 ) -> Result<(), JobError> {
     let decided = manifest.levels_complete;
     for n in 1..=decided {
-        let ranks: Vec<u64> = dir.read_losses(manifest, n)?.iter().map(u64::from).collect();
+        let ranks: Vec<u64> = dir.read_losses(manifest, n)?.iter().collect();
         frontier.push_decided(ranking, n, &ranks, decided + 1, comm);
         if n <= plan.grundy_max_tiles {
-            let values = dir.read_grundy(manifest, n)?.decode_all()?;
+            let values = dir.read_grundy_values(manifest, n)?;
             let raw = work.join(format!("g{n:04}.bin"));
             fs::write(&raw, &values).map_err(io_err(&raw))?;
             grundy_maps.push(Some(map_read_only(&raw).map_err(io_err(&raw))?));

@@ -10,7 +10,7 @@ use std::fs;
 
 /// Sieve throughput per core used by the preflight (positions per second),
 /// measured with `chomp bench` on the reference machine.
-const SIEVE_POSITIONS_PER_CORE: f64 = 12e6;
+const SIEVE_POSITIONS_PER_CORE: f64 = 30e6;
 /// Grundy child look-ups per second per core, measured likewise.
 const GRUNDY_LOOKUPS_PER_CORE: f64 = 27e6;
 /// Bytes per loss of a loss table and per position of a Grundy table, as
@@ -227,7 +227,7 @@ mod tests {
     #[test]
     fn preflight_covers_every_level_and_grows() {
         let ranking = Ranking::new(&crate::Universe::tiles(60)).unwrap();
-        let plan = Plan { universe: crate::Universe::tiles(60), grundy_max_tiles: 40 };
+        let plan = Plan::new(crate::Universe::tiles(60), 40);
         let est = preflight(&ranking, &plan, 1, 2);
         assert_eq!(est.len(), 60);
         assert_eq!(est[59].positions, ranking.size(60));

@@ -19,9 +19,27 @@ pub struct Plan {
     pub universe: Universe,
     /// Grundy values for levels `1..=grundy_max_tiles` (0: none).
     pub grundy_max_tiles: u32,
+    /// Table format 2 with shards of at most this many positions. `None`:
+    /// format 1 (one table per level) where every level fits in 2^32
+    /// positions, else format 2 with shards of up to 2^32.
+    pub shard_positions: Option<u64>,
 }
 
+/// The most positions one table can hold (a roaring bitmap's range).
+pub const MAX_SHARD_POSITIONS: u64 = 1 << 32;
+
 impl Plan {
+    /// A plan with the default table layout.
+    pub fn new(universe: Universe, grundy_max_tiles: u32) -> Self {
+        Plan { universe, grundy_max_tiles, shard_positions: None }
+    }
+
+    /// The shard size of the plan's tables: `None` for format 1.
+    pub fn shard_limit(&self, ranking: &Ranking) -> Option<u64> {
+        self.shard_positions
+            .or_else(|| (1..=ranking.max_tiles()).any(|n| ranking.size(n) > MAX_SHARD_POSITIONS).then_some(MAX_SHARD_POSITIONS))
+    }
+
     /// Checks the plan against what the engine and the table format support.
     ///
     /// # Errors
@@ -41,11 +59,13 @@ impl Plan {
                 self.grundy_max_tiles
             )));
         }
-        if let Some(n) = (1..=top).find(|&n| ranking.size(n) > u32::MAX as u64) {
+        if let Some(s) = self.shard_positions.filter(|&s| s == 0 || s > MAX_SHARD_POSITIONS) {
+            return Err(JobError::Invalid(format!("shard_positions ({s}) must be in 1..=2^32 ({MAX_SHARD_POSITIONS})")));
+        }
+        if let Some(n) = (1..=self.grundy_max_tiles).find(|&n| ranking.size(n) > MAX_SHARD_POSITIONS) {
             return Err(JobError::Invalid(format!(
-                "level {n} has {} positions; tables hold at most 2^32 per level, so the largest tile count today is {}",
-                ranking.size(n),
-                n - 1
+                "Grundy values of level {n} ({} positions): the Grundy pass handles at most 2^32 positions per level",
+                ranking.size(n)
             )));
         }
         Ok(ranking)
@@ -61,6 +81,7 @@ impl Plan {
 /// grundy_max_tiles = 60
 /// # rows = 8    # optional bounds: a box or a few-row family
 /// # cols = 15
+/// # shard_positions = 1000000   # table format 2 with shards this large
 /// ```
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -82,6 +103,10 @@ pub struct JobFile {
     /// Grundy values up to this level (0 or absent: none).
     #[serde(default)]
     pub grundy_max_tiles: Option<u32>,
+    /// Table format 2 with shards of at most this many positions (absent:
+    /// format 1 where levels fit in 2^32 positions; see [`Plan`]).
+    #[serde(default)]
+    pub shard_positions: Option<u64>,
 }
 
 impl JobFile {
@@ -131,6 +156,7 @@ impl JobFile {
         Plan {
             universe: Universe { rows: self.rows, cols: self.cols, tiles: self.max_tiles },
             grundy_max_tiles: self.grundy_max_tiles.unwrap_or(0),
+            shard_positions: self.shard_positions,
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::cluster::Comm;
 use crate::index::{split, Ranking, Visit};
 use crate::store::mapped::MappedBits;
 use rayon::prelude::*;
-use roaring::RoaringBitmap;
+use roaring::RoaringTreemap;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -211,15 +211,15 @@ impl Frontier {
         let all: Vec<u64> = if ranks == 1 {
             found
         } else {
-            // Exchange the losses as serialized roaring bitmaps.
-            let bitmap: RoaringBitmap = found.iter().map(|&r| u32::try_from(r).expect("level below 2^32 positions")).collect();
+            // Exchange the losses as serialized roaring bitmaps (64-bit ranks).
+            let bitmap = RoaringTreemap::from_sorted_iter(found.iter().copied()).expect("sorted ranks");
             let mut bytes = Vec::new();
             bitmap.serialize_into(&mut bytes).expect("writing to memory");
-            let mut all = RoaringBitmap::new();
+            let mut all = RoaringTreemap::new();
             for part in comm.all_gather(&bytes) {
-                all |= RoaringBitmap::deserialize_from(&part[..]).expect("a bitmap serialized by a peer process");
+                all |= RoaringTreemap::deserialize_from(&part[..]).expect("a bitmap serialized by a peer process");
             }
-            all.iter().map(|r| r as u64).collect()
+            all.iter().collect()
         };
         if !push_now {
             self.push_decided(ranking, n, &all, n + 1, comm);

@@ -4,19 +4,21 @@
 //!
 //! ```text
 //! DIR/manifest.json            what the directory holds (the checkpoint)
-//! DIR/losses/L0001.cht …       one loss table per level
-//! DIR/grundy/G0001.cht …       one Grundy table per level (if computed)
+//! DIR/losses/L0001.cht …       one loss table per level (format 1)
+//! DIR/losses/L0130-0002.cht …  or one per shard of a level (format 2)
+//! DIR/grundy/G0001.cht …       one Grundy table per level or shard (if computed)
 //! DIR/summary.csv, summary.json, grundy_histogram.csv   when complete
 //! DIR/.lock                    held by the run writing the directory
 //! DIR/.work/                   scratch of a running job (or --work-dir)
 //! ```
 
-use super::format::{self, GrundyTable, Header, Kind, TableError};
-use super::manifest::{Manifest, ManifestError, MANIFEST};
+use super::format::{self, GrundyTable, Header, Kind, ShardPlace, TableError};
+use super::manifest::{Manifest, ManifestError, Shard, MANIFEST};
 use crate::report::summary::{grundy_histogram_csv, summary_csv, summary_json, LevelStats};
 use roaring::RoaringBitmap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Name of the per-level summary (CSV).
@@ -72,17 +74,31 @@ impl TableDir {
         self.root.join(MANIFEST)
     }
 
-    /// A level table's name relative to the directory, as the manifest lists it.
-    pub fn table_name(kind: Kind, tiles: u32) -> String {
-        match kind {
-            Kind::Losses => format!("losses/L{tiles:04}.cht"),
-            Kind::Grundy => format!("grundy/G{tiles:04}.cht"),
+    /// A level table's name relative to the directory, as the manifest lists
+    /// it: `losses/L0042.cht` (format 1), or for shard `shard` of a sharded
+    /// level `losses/L0042-0003.cht` (format 2).
+    pub fn table_name(kind: Kind, tiles: u32, shard: Option<u32>) -> String {
+        let letter = match kind {
+            Kind::Losses => "losses/L",
+            Kind::Grundy => "grundy/G",
+        };
+        match shard {
+            None => format!("{letter}{tiles:04}.cht"),
+            Some(i) => format!("{letter}{tiles:04}-{i:04}.cht"),
         }
     }
 
-    /// A level table's path.
-    pub fn table_path(&self, kind: Kind, tiles: u32) -> PathBuf {
-        self.root.join(Self::table_name(kind, tiles))
+    /// The names of the tables of one kind of completed level `tiles`, in shard order.
+    pub fn table_names(m: &Manifest, kind: Kind, tiles: u32) -> Vec<String> {
+        match m.shard_positions {
+            None => vec![Self::table_name(kind, tiles, None)],
+            Some(_) => (0..m.shards[tiles as usize - 1].len() as u32).map(|i| Self::table_name(kind, tiles, Some(i))).collect(),
+        }
+    }
+
+    /// A level table's path (see [`TableDir::table_name`]).
+    pub fn table_path(&self, kind: Kind, tiles: u32, shard: Option<u32>) -> PathBuf {
+        self.root.join(Self::table_name(kind, tiles, shard))
     }
 
     /// The summary files of a complete run, with their contents derived from
@@ -100,9 +116,9 @@ impl TableDir {
     pub fn expected_files(m: &Manifest) -> Vec<String> {
         let mut names = Vec::new();
         for n in 1..=m.levels_complete {
-            names.push(Self::table_name(Kind::Losses, n));
+            names.extend(Self::table_names(m, Kind::Losses, n));
             if n <= m.grundy_max_tiles {
-                names.push(Self::table_name(Kind::Grundy, n));
+                names.extend(Self::table_names(m, Kind::Grundy, n));
             }
         }
         if m.complete {
@@ -119,34 +135,125 @@ impl TableDir {
         Manifest::read(&self.root)
     }
 
-    /// The header a level table of this directory must carry.
-    pub fn expected_header(m: &Manifest, kind: Kind, tiles: u32) -> Header {
-        let stats = &m.levels[tiles as usize - 1];
-        Header::new(kind, &m.universe, tiles, stats.positions, stats.losses)
+    /// The header table `shard` (of [`Manifest::level_shards`]) of completed
+    /// level `tiles` must carry.
+    pub fn expected_header(m: &Manifest, kind: Kind, tiles: u32, shard: usize) -> Header {
+        let shards = m.level_shards(tiles);
+        let s = shards[shard];
+        match m.shard_positions {
+            None => Header::new(kind, &m.universe, tiles, s.positions, s.losses),
+            Some(_) => {
+                let place = ShardPlace { index: shard as u32, count: shards.len() as u32, first: s.first };
+                Header::shard(kind, &m.universe, tiles, place, s.positions, s.losses)
+            }
+        }
     }
 
-    /// Reads the loss set of completed level `tiles`, checked against the
-    /// manifest (size, SHA-256) and the expected header.
+    fn shard_name(m: &Manifest, kind: Kind, tiles: u32, shard: usize) -> String {
+        Self::table_name(kind, tiles, m.shard_positions.map(|_| shard as u32))
+    }
+
+    /// Reads the losses of shard `shard` of completed level `tiles` (the
+    /// whole level in format 1), checked against the manifest (size,
+    /// SHA-256) and the expected header. Ranks are relative to the shard's
+    /// `first`.
     ///
     /// # Errors
     /// [`TableError`] when missing, unlisted, damaged or another run's.
-    pub fn read_losses(&self, m: &Manifest, tiles: u32) -> Result<RoaringBitmap, TableError> {
-        let name = Self::table_name(Kind::Losses, tiles);
+    pub fn read_loss_shard(&self, m: &Manifest, tiles: u32, shard: usize) -> Result<RoaringBitmap, TableError> {
+        let name = Self::shard_name(m, Kind::Losses, tiles, shard);
         let bytes = m.read_listed(&self.root, &name)?;
-        let want = Self::expected_header(m, Kind::Losses, tiles);
+        let want = Self::expected_header(m, Kind::Losses, tiles, shard);
         Ok(format::decode_losses(&self.root.join(name), &bytes, Some(&want))?.1)
     }
 
-    /// Reads the Grundy table of completed level `tiles` (blocks decode on demand), checked like
-    /// [`TableDir::read_losses`].
+    /// Reads every loss of completed level `tiles` (see [`TableDir::read_loss_shard`]).
     ///
     /// # Errors
     /// [`TableError`] when missing, unlisted, damaged or another run's.
-    pub fn read_grundy(&self, m: &Manifest, tiles: u32) -> Result<GrundyTable, TableError> {
-        let name = Self::table_name(Kind::Grundy, tiles);
+    pub fn read_losses(&self, m: &Manifest, tiles: u32) -> Result<LossSet, TableError> {
+        let shards = m.level_shards(tiles);
+        let mut parts = Vec::with_capacity(shards.len());
+        for (i, s) in shards.iter().enumerate() {
+            parts.push((s.first, std::sync::Arc::new(self.read_loss_shard(m, tiles, i)?)));
+        }
+        Ok(LossSet { parts })
+    }
+
+    /// Reads the Grundy table of shard `shard` of completed level `tiles`
+    /// (the whole level in format 1; blocks decode on demand), checked like
+    /// [`TableDir::read_loss_shard`].
+    ///
+    /// # Errors
+    /// [`TableError`] when missing, unlisted, damaged or another run's.
+    pub fn read_grundy_shard(&self, m: &Manifest, tiles: u32, shard: usize) -> Result<GrundyTable, TableError> {
+        let name = Self::shard_name(m, Kind::Grundy, tiles, shard);
         let bytes = m.read_listed(&self.root, &name)?;
-        let want = Self::expected_header(m, Kind::Grundy, tiles);
+        let want = Self::expected_header(m, Kind::Grundy, tiles, shard);
         GrundyTable::from_bytes(&self.root.join(name), bytes, Some(&want))
+    }
+
+    /// Reads and decodes every Grundy value of completed level `tiles`, in rank order.
+    ///
+    /// # Errors
+    /// [`TableError`] when missing, unlisted, damaged or another run's.
+    pub fn read_grundy_values(&self, m: &Manifest, tiles: u32) -> Result<Vec<u8>, TableError> {
+        let mut values = Vec::new();
+        for i in 0..m.level_shards(tiles).len() {
+            values.extend(self.read_grundy_shard(m, tiles, i)?.decode_all()?);
+        }
+        Ok(values)
+    }
+
+    /// Writes the loss tables of level `tiles` (`positions` positions, loss
+    /// ranks `ranks` increasing): one table (`shards` is `None`, format 1)
+    /// or one per rank range of `shards`. Returns the shards written.
+    ///
+    /// # Errors
+    /// I/O errors; nothing half-written is left.
+    pub fn write_losses(
+        &self,
+        m: &mut Manifest,
+        tiles: u32,
+        positions: u64,
+        ranks: &[u64],
+        shards: Option<&[Range<u64>]>,
+    ) -> Result<Vec<Shard>, TableError> {
+        let out = shards_of(positions, ranks, shards);
+        let count = out.len() as u32;
+        let mut rest = ranks;
+        for (i, s) in out.iter().enumerate() {
+            let (mine, later) = rest.split_at(s.losses as usize);
+            rest = later;
+            let (header, index) = match shards {
+                None => (Header::new(Kind::Losses, &m.universe, tiles, positions, s.losses), None),
+                Some(_) => {
+                    let place = ShardPlace { index: i as u32, count, first: s.first };
+                    (Header::shard(Kind::Losses, &m.universe, tiles, place, s.positions, s.losses), Some(i as u32))
+                }
+            };
+            self.write_file(m, &Self::table_name(Kind::Losses, tiles, index), &format::encode_losses(&header, mine))?;
+        }
+        Ok(out)
+    }
+
+    /// Writes the Grundy tables of level `tiles`, one per shard of `shards`
+    /// (as returned by [`TableDir::write_losses`]; `sharded` false: format 1).
+    ///
+    /// # Errors
+    /// I/O errors; nothing half-written is left.
+    pub fn write_grundy(&self, m: &mut Manifest, tiles: u32, values: &[u8], shards: &[Shard], sharded: bool) -> Result<(), TableError> {
+        for (i, s) in shards.iter().enumerate() {
+            let slice = &values[s.first as usize..(s.first + s.positions) as usize];
+            let (header, shard) = if sharded {
+                let place = ShardPlace { index: i as u32, count: shards.len() as u32, first: s.first };
+                (Header::shard(Kind::Grundy, &m.universe, tiles, place, s.positions, s.losses), Some(i as u32))
+            } else {
+                (Header::new(Kind::Grundy, &m.universe, tiles, s.positions, s.losses), None)
+            };
+            self.write_file(m, &Self::table_name(Kind::Grundy, tiles, shard), &format::encode_grundy(&header, slice))?;
+        }
+        Ok(())
     }
 
     /// Writes file `rel` atomically and lists it in the manifest (in memory;
@@ -158,14 +265,6 @@ impl TableDir {
         write_atomic(&self.root.join(rel), bytes)?;
         m.add_file(rel, bytes);
         Ok(())
-    }
-
-    /// Writes a level table (see [`TableDir::write_file`]).
-    ///
-    /// # Errors
-    /// I/O errors.
-    pub fn write_table(&self, m: &mut Manifest, kind: Kind, tiles: u32, bytes: &[u8]) -> Result<(), TableError> {
-        self.write_file(m, &Self::table_name(kind, tiles), bytes)
     }
 
     /// Writes the summary files, marks the run complete and writes the manifest.
@@ -231,7 +330,9 @@ impl TableDir {
         let dir = &self.root;
         match self.read_manifest() {
             Ok(m) => {
-                let same = m.universe == fresh.universe && m.grundy_max_tiles == fresh.grundy_max_tiles;
+                let same = m.universe == fresh.universe
+                    && m.grundy_max_tiles == fresh.grundy_max_tiles
+                    && m.shard_positions == fresh.shard_positions;
                 if same && m.tool_version == fresh.tool_version {
                     return Ok(m);
                 }
@@ -322,6 +423,56 @@ impl TableDir {
             let _ = fs::remove_file(self.root.join(f));
         }
         Ok(())
+    }
+}
+
+/// The shards of a level of `positions` positions with loss ranks `ranks`
+/// (increasing): one per rank range of `ranges`, or one for the whole level.
+pub fn shards_of(positions: u64, ranks: &[u64], ranges: Option<&[Range<u64>]>) -> Vec<Shard> {
+    let whole = 0..positions;
+    let ranges = ranges.unwrap_or(std::slice::from_ref(&whole));
+    let mut before = 0;
+    ranges
+        .iter()
+        .map(|r| {
+            let upto = ranks.partition_point(|&x| x < r.end);
+            let losses = (upto - before) as u64;
+            before = upto;
+            Shard { first: r.start, positions: r.end - r.start, losses }
+        })
+        .collect()
+}
+
+/// The losses of one level, shard by shard: `(first rank, ranks − first)`.
+#[derive(Clone, Debug, Default)]
+pub struct LossSet {
+    /// The shards in rank order.
+    pub parts: Vec<(u64, std::sync::Arc<RoaringBitmap>)>,
+}
+
+impl LossSet {
+    /// Whether the position of rank `rank` loses.
+    pub fn contains(&self, rank: u64) -> bool {
+        let i = self.parts.partition_point(|(first, _)| *first <= rank);
+        i > 0 && {
+            let (first, bits) = &self.parts[i - 1];
+            u32::try_from(rank - first).is_ok_and(|r| bits.contains(r))
+        }
+    }
+
+    /// Number of losses.
+    pub fn len(&self) -> u64 {
+        self.parts.iter().map(|(_, b)| b.len()).sum()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The loss ranks, increasing.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.parts.iter().flat_map(|(first, b)| b.iter().map(move |r| first + r as u64))
     }
 }
 

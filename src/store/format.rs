@@ -1,4 +1,5 @@
-//! Level tables: the files the pipeline publishes, one per level and kind.
+//! Level tables: the files the pipeline publishes, one per level and kind
+//! (format 1) or one per shard of a level (format 2).
 //!
 //! The byte layout is documented in `FORMAT.md`; this module is its
 //! reference implementation.
@@ -6,29 +7,36 @@
 //! ```text
 //! offset size field
 //!      0    8 magic          b"CHOMPTBL"
-//!      8    2 version        1
+//!      8    2 version        1 or 2
 //!     10    2 kind           1 = loss set, 2 = Grundy values
 //!     12    4 tiles          the level (tile count)
 //!     16    4 max_rows       universe row bound, 0 = unbounded
 //!     20    4 max_cols       universe column bound, 0 = unbounded
 //!     24    4 max_tiles      universe tile bound, 0 = unbounded
 //!     28    4 block_size     Grundy: positions per block; losses: 0
-//!     32    8 positions      positions in the level
-//!     40    8 losses         losing positions in the level
+//!     32    8 positions      positions in the table (level or shard)
+//!     40    8 losses         losing positions in the table
 //!     48    8 payload_len    bytes after the header
 //!     56    4 payload_crc32  CRC-32 (IEEE) of the payload
-//!     60    4 header_crc32   CRC-32 (IEEE) of bytes 0..60
-//!     64    … payload
+//!     60    4 header_crc32   CRC-32 (IEEE) of bytes 0..60          (version 1)
+//!     64    … payload                                              (version 1)
+//!
+//!     60    4 shard          index of the shard in its level        (version 2)
+//!     64    8 first          rank of the shard's first position
+//!     72    4 shards         shards of the level
+//!     76    4 header_crc32   CRC-32 (IEEE) of bytes 0..76
+//!     80    … payload
 //! ```
 //!
-//! Loss payload: one zstd frame holding the loss ranks as a roaring bitmap
-//! in the portable serialization. Grundy payload: `blocks + 1` little-endian
-//! `u64` offsets (relative to the payload start), then one zstd frame per
-//! block of `block_size` values, one byte per position in rank order.
+//! Loss payload: one zstd frame holding the loss ranks (less `first` in
+//! version 2) as a roaring bitmap in the portable serialization. Grundy
+//! payload: `blocks + 1` little-endian `u64` offsets (relative to the payload
+//! start), then one zstd frame per block of `block_size` values, one byte per
+//! position in rank order.
 //!
 //! # Stability
-//! Version 1 is frozen: a change to any field or encoding bumps the version,
-//! and readers refuse versions they do not know.
+//! Versions 1 and 2 are frozen: a change to any field or encoding bumps the
+//! version, and readers refuse versions they do not know.
 
 use crate::game::Universe;
 use roaring::RoaringBitmap;
@@ -38,10 +46,14 @@ use std::path::{Path, PathBuf};
 
 /// Magic bytes at offset 0 of every table.
 pub const MAGIC: [u8; 8] = *b"CHOMPTBL";
-/// Format version written and understood.
+/// Format version of a directory with one table per level.
 pub const VERSION: u16 = 1;
-/// Header length in bytes.
+/// Format version of a directory whose levels are split into shards.
+pub const VERSION_SHARDED: u16 = 2;
+/// Header length in bytes (version 1).
 pub const HEADER_LEN: usize = 64;
+/// Header length in bytes (version 2).
+pub const HEADER_LEN_SHARDED: usize = 80;
 /// Positions per compressed block of a Grundy table.
 pub const GRUNDY_BLOCK: u32 = 1 << 16;
 /// zstd level used for every payload.
@@ -104,8 +116,22 @@ pub struct Header {
     pub block_size: u32,
     /// Positions in the level.
     pub positions: u64,
-    /// Losing positions in the level.
+    /// Losing positions in the level (shard).
     pub losses: u64,
+    /// Where the table lies in its level (version 2), or `None` (version 1:
+    /// the table is the whole level).
+    pub shard: Option<ShardPlace>,
+}
+
+/// Where a shard's table lies in its level (format 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShardPlace {
+    /// Index of the shard in its level.
+    pub index: u32,
+    /// Number of shards of the level.
+    pub count: u32,
+    /// Rank (in the level) of the shard's first position.
+    pub first: u64,
 }
 
 impl Header {
@@ -120,13 +146,30 @@ impl Header {
             block_size: if kind == Kind::Grundy { GRUNDY_BLOCK } else { 0 },
             positions,
             losses,
+            shard: None,
         }
     }
 
-    fn encode(&self, payload: &[u8]) -> [u8; HEADER_LEN] {
-        let mut h = [0u8; HEADER_LEN];
+    /// The header of shard `place` of level `tiles`, holding `positions`
+    /// positions of which `losses` lose.
+    pub fn shard(kind: Kind, universe: &Universe, tiles: u32, place: ShardPlace, positions: u64, losses: u64) -> Self {
+        Header { shard: Some(place), ..Header::new(kind, universe, tiles, positions, losses) }
+    }
+
+    /// The header's length in bytes: 64 (version 1) or 80 (version 2).
+    pub fn encoded_len(&self) -> usize {
+        if self.shard.is_some() {
+            HEADER_LEN_SHARDED
+        } else {
+            HEADER_LEN
+        }
+    }
+
+    fn encode(&self, payload: &[u8]) -> Vec<u8> {
+        let mut h = vec![0u8; self.encoded_len()];
         h[0..8].copy_from_slice(&MAGIC);
-        h[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        let version = if self.shard.is_some() { VERSION_SHARDED } else { VERSION };
+        h[8..10].copy_from_slice(&version.to_le_bytes());
         h[10..12].copy_from_slice(&(self.kind as u16).to_le_bytes());
         h[12..16].copy_from_slice(&self.tiles.to_le_bytes());
         h[16..20].copy_from_slice(&self.max_rows.to_le_bytes());
@@ -137,8 +180,14 @@ impl Header {
         h[40..48].copy_from_slice(&self.losses.to_le_bytes());
         h[48..56].copy_from_slice(&(payload.len() as u64).to_le_bytes());
         h[56..60].copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
-        let crc = crc32fast::hash(&h[0..60]);
-        h[60..64].copy_from_slice(&crc.to_le_bytes());
+        if let Some(place) = self.shard {
+            h[60..64].copy_from_slice(&place.index.to_le_bytes());
+            h[64..72].copy_from_slice(&place.first.to_le_bytes());
+            h[72..76].copy_from_slice(&place.count.to_le_bytes());
+        }
+        let end = h.len() - 4;
+        let crc = crc32fast::hash(&h[0..end]);
+        h[end..].copy_from_slice(&crc.to_le_bytes());
         h
     }
 
@@ -154,10 +203,20 @@ impl Header {
         let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
         let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
         let version = u16_at(8);
-        if version != VERSION {
-            return Err(TableError::corrupt(path, format!("table format version {version}, this reader knows version {VERSION}")));
+        let len = match version {
+            VERSION => HEADER_LEN,
+            VERSION_SHARDED => HEADER_LEN_SHARDED,
+            _ => {
+                return Err(TableError::corrupt(
+                    path,
+                    format!("table format version {version}, this reader knows versions {VERSION} and {VERSION_SHARDED}"),
+                ))
+            }
+        };
+        if bytes.len() < len {
+            return Err(TableError::corrupt(path, format!("truncated: {} bytes, shorter than the {len}-byte header", bytes.len())));
         }
-        if crc32fast::hash(&bytes[0..60]) != u32_at(60) {
+        if crc32fast::hash(&bytes[0..len - 4]) != u32_at(len - 4) {
             return Err(TableError::corrupt(path, "header checksum mismatch"));
         }
         let kind = match u16_at(10) {
@@ -166,13 +225,13 @@ impl Header {
             k => return Err(TableError::corrupt(path, format!("unknown table kind {k}"))),
         };
         let payload_len = u64_at(48);
-        if payload_len != (bytes.len() - HEADER_LEN) as u64 {
+        if payload_len != (bytes.len() - len) as u64 {
             return Err(TableError::corrupt(
                 path,
-                format!("truncated or padded: header announces {payload_len} payload bytes, file has {}", bytes.len() - HEADER_LEN),
+                format!("truncated or padded: header announces {payload_len} payload bytes, file has {}", bytes.len() - len),
             ));
         }
-        let payload = &bytes[HEADER_LEN..];
+        let payload = &bytes[len..];
         if crc32fast::hash(payload) != u32_at(56) {
             return Err(TableError::corrupt(path, "payload checksum mismatch"));
         }
@@ -185,7 +244,14 @@ impl Header {
             block_size: u32_at(28),
             positions: u64_at(32),
             losses: u64_at(40),
+            shard: (version == VERSION_SHARDED).then(|| ShardPlace { index: u32_at(60), first: u64_at(64), count: u32_at(72) }),
         };
+        if header.shard.is_some_and(|p| p.index >= p.count) {
+            return Err(TableError::corrupt(path, "shard index beyond the level's shard count"));
+        }
+        if header.positions > 1 << 32 {
+            return Err(TableError::corrupt(path, format!("{} positions in one table: more than 2^32", header.positions)));
+        }
         Ok((header, payload))
     }
 
@@ -199,9 +265,11 @@ impl Header {
     }
 }
 
-/// Encodes a loss table: ranks must be increasing and below `header.positions`.
+/// Encodes a loss table: ranks (in the level) must be increasing and lie in
+/// the table (`first .. first + positions` of a shard).
 pub fn encode_losses(header: &Header, ranks: &[u64]) -> Vec<u8> {
-    let bitmap: RoaringBitmap = ranks.iter().map(|&r| u32::try_from(r).expect("level larger than 2^32 positions")).collect();
+    let first = header.shard.map_or(0, |p| p.first);
+    let bitmap: RoaringBitmap = ranks.iter().map(|&r| u32::try_from(r - first).expect("a table of at most 2^32 positions")).collect();
     let mut raw = Vec::with_capacity(bitmap.serialized_size());
     bitmap.serialize_into(&mut raw).expect("writing to memory");
     let payload = zstd::bulk::compress(&raw, ZSTD_LEVEL).expect("zstd compression in memory");
@@ -210,7 +278,9 @@ pub fn encode_losses(header: &Header, ranks: &[u64]) -> Vec<u8> {
     out
 }
 
-/// Decodes a loss table image; checks it against `want` when given.
+/// Decodes a loss table image; checks it against `want` when given. The
+/// bitmap holds ranks relative to the table's first position (its shard's
+/// `first`; 0 in version 1).
 ///
 /// # Errors
 /// [`TableError::Corrupt`] for anything but a valid loss table.
@@ -325,7 +395,7 @@ impl GrundyTable {
     /// # Errors
     /// [`TableError::Corrupt`] when the block does not decode to its length.
     pub fn block(&self, b: usize) -> Result<Vec<u8>, TableError> {
-        let payload = &self.bytes[HEADER_LEN..];
+        let payload = &self.bytes[self.header.encoded_len()..];
         let bs = self.header.block_size as u64;
         let want = bs.min(self.header.positions - b as u64 * bs) as usize;
         let frame = &payload[self.offsets[b] as usize..self.offsets[b + 1] as usize];
@@ -376,6 +446,31 @@ mod tests {
         for len in 0..bytes.len() {
             assert!(decode_losses(p, &bytes[..len], Some(&h)).is_err());
         }
+    }
+
+    #[test]
+    fn shard_table_roundtrip_and_damage() {
+        let u = Universe::tiles(40);
+        let place = ShardPlace { index: 2, count: 5, first: 1000 };
+        let h = Header::shard(Kind::Losses, &u, 40, place, 700, 3);
+        let bytes = encode_losses(&h, &[1000, 1050, 1699]);
+        assert_eq!((u16::from_le_bytes([bytes[8], bytes[9]]), h.encoded_len()), (VERSION_SHARDED, HEADER_LEN_SHARDED));
+        let p = Path::new("s.cht");
+        let (h2, b) = decode_losses(p, &bytes, Some(&h)).unwrap();
+        assert_eq!(h2, h);
+        assert_eq!(b.iter().collect::<Vec<_>>(), vec![0, 50, 699], "ranks relative to the shard");
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x10;
+            assert!(decode_losses(p, &bad, Some(&h)).is_err(), "flip at {i} undetected");
+        }
+        // Another shard of the same level is not this one.
+        let other = Header::shard(Kind::Losses, &u, 40, ShardPlace { index: 3, ..place }, 700, 3);
+        assert!(decode_losses(p, &bytes, Some(&other)).is_err());
+        let values: Vec<u8> = (0..70_000u32).map(|i| (i % 5) as u8 + 1).collect();
+        let g = Header::shard(Kind::Grundy, &u, 40, place, values.len() as u64, 0);
+        let t = GrundyTable::from_bytes(p, encode_grundy(&g, &values), Some(&g)).unwrap();
+        assert_eq!(t.decode_all().unwrap(), values);
     }
 
     #[test]

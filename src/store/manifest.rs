@@ -5,7 +5,7 @@
 //! `levels_complete`.
 
 use super::dir::write_atomic;
-use super::format::{TableError, VERSION};
+use super::format::{TableError, VERSION, VERSION_SHARDED};
 use crate::game::Universe;
 use crate::report::summary::LevelStats;
 use serde::{Deserialize, Serialize};
@@ -28,6 +28,18 @@ pub struct FileEntry {
     pub sha256: String,
 }
 
+/// One shard of a level (table format 2): a contiguous range of ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shard {
+    /// Rank of its first position in the level.
+    pub first: u64,
+    /// Its positions (at most the manifest's `shard_positions`).
+    pub positions: u64,
+    /// Its losing positions.
+    pub losses: u64,
+}
+
 /// The manifest of a table directory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,12 +54,19 @@ pub struct Manifest {
     pub universe: Universe,
     /// Last level with Grundy values (0 for none).
     pub grundy_max_tiles: u32,
+    /// Format 2: the most positions one table (shard) holds. Absent in
+    /// format 1, where each level is one table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_positions: Option<u64>,
     /// Levels `1..=levels_complete` are finished.
     pub levels_complete: u32,
     /// Whether the run reached its last level and wrote its summary files.
     pub complete: bool,
     /// Statistics per completed level.
     pub levels: Vec<LevelStats>,
+    /// Format 2: the shards of every completed level, in level order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<Vec<Shard>>,
     /// Every file of the directory but the manifest, by relative path.
     pub files: BTreeMap<String, FileEntry>,
     /// SHA-256 of the manifest's canonical text with this field empty (see [`Manifest::canonical`]).
@@ -92,10 +111,13 @@ impl Manifest {
         if loose.get("format").and_then(|f| f.as_str()) != Some(FORMAT_NAME) {
             return Err(ManifestError::Invalid { path: path.display().to_string(), what: format!("format is not {FORMAT_NAME:?}") });
         }
-        if loose.get("format_version").and_then(|v| v.as_u64()) != Some(VERSION as u64) {
+        if !matches!(loose.get("format_version").and_then(|v| v.as_u64()), Some(v) if v == VERSION as u64 || v == VERSION_SHARDED as u64) {
             return Err(ManifestError::Invalid {
                 path: path.display().to_string(),
-                what: format!("format version {} is not the version this tool reads ({})", loose["format_version"], VERSION),
+                what: format!(
+                    "format version {} is not a version this tool reads ({VERSION} or {VERSION_SHARDED})",
+                    loose["format_version"]
+                ),
             });
         }
         let m: Manifest =
@@ -124,11 +146,8 @@ impl Manifest {
                 what: format!("level statistics do not cover levels 1..={}", m.levels_complete),
             });
         }
-        if m.format_version != VERSION {
-            return Err(ManifestError::Invalid {
-                path: path.display().to_string(),
-                what: format!("format version {} is not the version this tool reads ({})", m.format_version, VERSION),
-            });
+        if let Err(what) = m.check_shards() {
+            return Err(ManifestError::Invalid { path: path.display().to_string(), what });
         }
         // Listed names are joined to the directory: none may leave it.
         if let Some(name) = m.files.keys().find(|name| !plain_relative_name(name)) {
@@ -138,6 +157,46 @@ impl Manifest {
             });
         }
         Ok(m)
+    }
+
+    /// Checks the shard fields against the format version and the level statistics.
+    fn check_shards(&self) -> Result<(), String> {
+        let sharded = self.format_version == VERSION_SHARDED;
+        if sharded != self.shard_positions.is_some() || (!sharded && !self.shards.is_empty()) {
+            return Err(format!("format version {} with{} shard_positions", self.format_version, if sharded { "out" } else { "" }));
+        }
+        let Some(limit) = self.shard_positions else { return Ok(()) };
+        if limit == 0 || limit > 1 << 32 {
+            return Err(format!("shard_positions {limit} is not in 1..=2^32"));
+        }
+        if self.shards.len() != self.levels.len() {
+            return Err(format!("shards listed for {} levels, {} levels complete", self.shards.len(), self.levels.len()));
+        }
+        for (level, shards) in self.levels.iter().zip(&self.shards) {
+            let mut next = 0u64;
+            for s in shards {
+                if s.first != next || s.positions == 0 || s.positions > limit || s.losses > s.positions {
+                    return Err(format!("level {}: shards do not tile the level in order", level.tiles));
+                }
+                next += s.positions;
+            }
+            if next != level.positions || shards.iter().map(|s| s.losses).sum::<u64>() != level.losses {
+                return Err(format!("level {}: shards do not add up to the level's positions and losses", level.tiles));
+            }
+        }
+        Ok(())
+    }
+
+    /// The shards of completed level `tiles`: one covering the level in format 1.
+    ///
+    /// # Panics
+    /// When the level is not complete.
+    pub fn level_shards(&self, tiles: u32) -> Vec<Shard> {
+        let stats = &self.levels[tiles as usize - 1];
+        match self.shard_positions {
+            Some(_) => self.shards[tiles as usize - 1].clone(),
+            None => vec![Shard { first: 0, positions: stats.positions, losses: stats.losses }],
+        }
     }
 
     /// Sets the checksum and writes `DIR/manifest.json` atomically.
@@ -221,7 +280,9 @@ mod tests {
             grundy_max_tiles: 0,
             levels_complete: 0,
             complete: false,
+            shard_positions: None,
             levels: Vec::new(),
+            shards: Vec::new(),
             files: BTreeMap::new(),
             checksum: String::new(),
         };

@@ -9,6 +9,6 @@ pub mod manifest;
 #[cfg(feature = "tool")]
 pub mod mapped;
 
-pub use dir::{tmp_path, write_atomic, DirError, DirLock, TableDir, GRUNDY_HISTOGRAM_CSV, SUMMARY_CSV, SUMMARY_JSON};
-pub use format::{GrundyTable, Header, Kind, TableError};
-pub use manifest::{sha256_hex, FileEntry, Manifest, ManifestError, FORMAT_NAME, MANIFEST};
+pub use dir::{shards_of, tmp_path, write_atomic, DirError, DirLock, LossSet, TableDir, GRUNDY_HISTOGRAM_CSV, SUMMARY_CSV, SUMMARY_JSON};
+pub use format::{GrundyTable, Header, Kind, ShardPlace, TableError};
+pub use manifest::{sha256_hex, FileEntry, Manifest, ManifestError, Shard, FORMAT_NAME, MANIFEST};

@@ -32,7 +32,7 @@ fn verify_detects(dir: &Path) -> bool {
 fn every_flipped_byte_and_truncation_is_detected() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("t");
-    run(&Plan { universe: Universe::tiles(28), grundy_max_tiles: 22 }, &Options::new(&dir), |_| {}).unwrap();
+    run(&Plan::new(Universe::tiles(28), 22), &Options::new(&dir), |_| {}).unwrap();
     // (relative path, level it holds) for the manifest and a spread of tables.
     let mut files: Vec<(String, Option<u32>)> = vec![("manifest.json".into(), None)];
     for n in [1, 9, 17, 22, 28] {
@@ -101,7 +101,7 @@ fn well_sealed_garbage_payloads_error_out() {
     use chomp_tables::store::format::{decode_losses, GrundyTable};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("t");
-    run(&Plan { universe: Universe::tiles(26), grundy_max_tiles: 26 }, &Options::new(&dir), |_| {}).unwrap();
+    run(&Plan::new(Universe::tiles(26), 26), &Options::new(&dir), |_| {}).unwrap();
     let loss = std::fs::read(dir.join("losses/L0026.cht")).unwrap();
     let grundy = std::fs::read(dir.join("grundy/G0026.cht")).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);

@@ -293,8 +293,8 @@ fn solve_limits_dry_run_and_work_dir() {
     let dir = tmp.path().join("d");
     let d = dir.to_str().unwrap();
     let o = chomp(&["solve", "--max-tiles", "200", "--out", d]);
-    let line = assert_one_line_error(&o, "solve beyond the limit");
-    assert!(line.contains("largest tile count today is 127"), "{line}");
+    let line = assert_one_line_error(&o, "solve beyond the memory");
+    assert!(line.contains("level 1 needs about") && line.contains("available"), "{line}");
     assert!(!dir.exists());
 
     let o = chomp(&["solve", "--max-tiles", "95", "--out", d, "--dry-run"]);

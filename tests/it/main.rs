@@ -15,3 +15,4 @@ mod published;
 mod python_reader;
 mod results;
 mod resume;
+mod sharded;

@@ -156,7 +156,7 @@ fn brute_force_agrees_in_four_and_five_dimensions() {
 fn two_dimensions_agree_with_the_2d_engine() {
     for (r, c) in [(1, 1), (1, 7), (7, 1), (2, 9), (4, 4), (5, 8), (8, 5), (7, 7)] {
         let dir = tempfile::tempdir().unwrap();
-        let plan = Plan { universe: Universe::boxed(r, c), grundy_max_tiles: 0 };
+        let plan = Plan::new(Universe::boxed(r, c), 0);
         job::run(&plan, &Options::new(dir.path()), |_| {}).unwrap();
         let tables = Tables::open(dir.path()).unwrap();
         let s = solve(&[r, c]).unwrap();

@@ -268,7 +268,7 @@ fn row_bounded_runs_agree_with_the_tile_run() {
 #[test]
 fn interrupted_run_resumes_to_the_same_tables() {
     let universe = Universe::tiles(24);
-    let plan = Plan { universe, grundy_max_tiles: 18 };
+    let plan = Plan::new(universe, 18);
     let fresh = solve(universe, 18);
     for stop_after in [1, 18, 21] {
         let dir = tempfile::tempdir().unwrap();
@@ -332,6 +332,6 @@ fn grundy_values_are_the_mex_of_their_children_across_blocks() {
         }
         let mex = seen.iter().position(|&s| !s).unwrap() as u8;
         assert_eq!(g, mex, "{p}");
-        assert_eq!(g == 0, losses.contains(rank as u32), "{p}");
+        assert_eq!(g == 0, losses.contains(rank), "{p}");
     }
 }

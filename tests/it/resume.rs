@@ -10,7 +10,7 @@ use crate::common::contents;
 #[test]
 fn leftovers_of_a_killed_run_are_removed_on_rerun() {
     let tmp = tempfile::tempdir().unwrap();
-    let plan = Plan { universe: Universe::tiles(30), grundy_max_tiles: 20 };
+    let plan = Plan::new(Universe::tiles(30), 20);
     let clean = tmp.path().join("clean");
     run(&plan, &Options::new(&clean), |_| {}).unwrap();
     let want = contents(&clean);

@@ -40,6 +40,10 @@ pub enum Command {
         /// Grundy values for every level of the universe.
         #[arg(long, conflicts_with = "grundy_max_tiles")]
         grundy: bool,
+        /// Write table format 2: each level split into shards of at most N positions
+        /// (by default format 2 with shards of up to 2^32 is used only when a level is larger).
+        #[arg(long, value_name = "N")]
+        shard_positions: Option<u64>,
         /// Output table directory.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,

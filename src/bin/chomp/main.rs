@@ -40,10 +40,10 @@ fn main() -> ExitCode {
 
 fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
     match cmd {
-        Command::Solve { max_tiles, rows, cols, grundy_max_tiles, grundy, out, run } => {
+        Command::Solve { max_tiles, rows, cols, grundy_max_tiles, grundy, shard_positions, out, run } => {
             let universe = Universe { rows, cols, tiles: max_tiles };
             let grundy_max_tiles = if grundy { universe.max_tiles() } else { grundy_max_tiles.unwrap_or(0) };
-            solve::solve(&Plan { universe, grundy_max_tiles }, out, &run, comm)
+            solve::solve(&Plan { universe, grundy_max_tiles, shard_positions }, out, &run, comm)
         }
         Command::Run { job, out, run } => {
             let file = JobFile::read(&job).map_err(|e| e.to_string())?;

@@ -174,7 +174,7 @@ fn print_event(e: &Event) {
 pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Result<ExitCode, String> {
     let base = dir.unwrap_or_else(std::env::temp_dir);
     let out = base.join(format!("chomp-bench-{}", std::process::id()));
-    let plan = Plan { universe: Universe::tiles(max_tiles), grundy_max_tiles };
+    let plan = Plan::new(Universe::tiles(max_tiles), grundy_max_tiles);
     let threads = rayon::current_num_threads();
     let (mut sieve_s, mut grundy_s, mut positions, mut grundy_positions, mut lookups, mut marks) = (0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
     let t0 = Instant::now();

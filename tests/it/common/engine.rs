@@ -23,7 +23,7 @@ pub struct Solved {
 pub fn solve(universe: Universe, grundy_max_tiles: u32) -> Solved {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tables");
-    let plan = Plan { universe, grundy_max_tiles };
+    let plan = Plan::new(universe, grundy_max_tiles);
     let manifest = job::run(&plan, &Options::new(out.clone()), |_| {}).expect("engine run");
     assert!(manifest.complete);
     Solved { tables: Tables::open(&out).expect("open tables"), out, _dir: dir }
@@ -39,5 +39,5 @@ pub fn rows_of(p: &Position) -> Rows {
 
 /// The losses of level `n`, decoded from the loss table.
 pub fn loss_set(t: &Tables, n: u32) -> BTreeSet<Rows> {
-    t.level_losses(n).unwrap().iter().map(|r| rows_of(&t.ranking().unrank(n, r as u64).expect("loss rank in range"))).collect()
+    t.level_losses(n).unwrap().iter().map(|r| rows_of(&t.ranking().unrank(n, r).expect("loss rank in range"))).collect()
 }
