@@ -4,15 +4,14 @@
 //! [`Comm`].
 //!
 //! How a level is split (see README, "Running on a cluster"):
-//! - sieve: the losses of each decided level are dealt to processes round
-//!   robin; each pushes its share into its own copy of the pending levels'
-//!   mark bits, and before a level is scanned a
-//!   bitwise-OR all-reduce merges them (option (a) of the architecture);
-//! - scan and Grundy values: the level's rank range is cut into contiguous
-//!   runs of work units (top-row/second-row blocks) of about equal size; the
-//!   values are merged by a bitwise-OR all-reduce (each cell is written by
-//!   exactly one process), the losses found by an all-gather of roaring
-//!   bitmaps.
+//! - sieve: each level's rank range is cut into contiguous runs of work
+//!   units (top-row/second-row blocks) of about equal size; each process
+//!   owns one run of every level, holds the mark bits of its runs only
+//!   (memory about 1/K) and scans them. The losses of a decided level are
+//!   all-gathered as roaring bitmaps, and every process pushes every loss,
+//!   marking the parents it owns: no mark bits travel;
+//! - Grundy values: the same runs; the values are merged by a bitwise-OR
+//!   all-reduce (each cell is written by exactly one process).
 //!
 //! ("Process" is an MPI rank; "rank" elsewhere is a position's index.)
 
@@ -28,8 +27,6 @@ pub trait Comm: Sync {
     }
     /// Waits for every process.
     fn barrier(&self);
-    /// Bitwise-OR all-reduce, in place.
-    fn or_words(&self, words: &mut [u64]);
     /// Bitwise-OR all-reduce, in place.
     fn or_bytes(&self, bytes: &mut [u8]);
     /// Every process's bytes, indexed by process.
@@ -49,7 +46,6 @@ impl Comm for Solo {
         1
     }
     fn barrier(&self) {}
-    fn or_words(&self, _: &mut [u64]) {}
     fn or_bytes(&self, _: &mut [u8]) {}
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
         vec![mine.to_vec()]
@@ -123,9 +119,6 @@ mod mpi_impl {
         }
         fn barrier(&self) {
             self.world.barrier();
-        }
-        fn or_words(&self, words: &mut [u64]) {
-            or_chunks(&self.world, words);
         }
         fn or_bytes(&self, bytes: &mut [u8]) {
             or_chunks(&self.world, bytes);

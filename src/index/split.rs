@@ -121,6 +121,19 @@ pub fn shard_ranges(ranking: &Ranking, n: u32, limit: u64) -> Vec<Range<u64>> {
     shards
 }
 
+/// The rank range of share `part` of `parts` of level `n` (see
+/// [`level_share`]): the positions whose marks that part owns.
+pub fn share_range(ranking: &Ranking, n: u32, canonical: bool, part: usize, parts: usize) -> Range<u64> {
+    if parts == 1 {
+        return 0..ranking.size(n);
+    }
+    let units = level_units(ranking, n);
+    let mine = split_weighted(&unit_weights(ranking, n, &units, canonical), parts, part);
+    let start: u64 = units[..mine.start].iter().map(|u| prefix_size(ranking, n, u)).sum();
+    let len: u64 = units[mine].iter().map(|u| prefix_size(ranking, n, u)).sum();
+    start..start + len
+}
+
 /// Cuts weighted units into `parts` contiguous runs of about equal total
 /// weight; returns the unit range of `part`.
 pub fn split_weighted(weights: &[u64], parts: usize, part: usize) -> Range<usize> {

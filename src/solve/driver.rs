@@ -76,7 +76,8 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     let known = dir.read_manifest().ok().filter(|m| m.universe == plan.universe && m.grundy_max_tiles == plan.grundy_max_tiles);
     let first = known.as_ref().map_or(1, |m| m.levels_complete + 1);
     if first <= ranking.max_tiles() {
-        check_memory(&ranking, plan, first, &known.unwrap_or_else(|| fresh_manifest(plan, &ranking)), opts.max_memory)?;
+        let m = known.unwrap_or_else(|| fresh_manifest(plan, &ranking));
+        check_memory(&ranking, plan, first, &m, opts.max_memory, comm.processes())?;
     }
     let mut lock = None;
     let mut manifest = if root {
@@ -99,7 +100,7 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     }
     if root {
         let threads = rayon::current_num_threads() * comm.processes();
-        on_event(&Event::Estimate { levels: preflight(&ranking, plan, manifest.levels_complete + 1, threads), threads });
+        on_event(&Event::Estimate { levels: preflight(&ranking, plan, manifest.levels_complete + 1, threads, comm.processes()), threads });
     }
     let work = match &opts.work_dir {
         Some(w) => w.join(format!("chomp-{}-process{}", std::process::id(), comm.process())),
@@ -133,18 +134,18 @@ fn run_levels(
 ) -> Result<(), JobError> {
     let root = comm.is_root();
     let top = ranking.max_tiles();
-    let mut frontier = Frontier::new(ranking, manifest.levels_complete).map_err(io_err(work))?;
+    let mut frontier = Frontier::new(ranking, manifest.levels_complete, comm).map_err(io_err(work))?;
     let mut grundy_maps: Vec<Option<Mmap>> = vec![None];
     if manifest.levels_complete > 0 {
         on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
-        reload(ranking, plan, dir, work, manifest, &mut frontier, comm, &mut grundy_maps)?;
+        reload(ranking, plan, dir, work, manifest, &mut frontier, &mut grundy_maps)?;
     }
     let shard_limit = plan.shard_limit(ranking);
     let mut mine = ProcessWork { process: comm.process(), ..Default::default() };
     for n in manifest.levels_complete + 1..=top {
         on_event(&Event::Started { tiles: n });
         let size = ranking.size(n);
-        check_memory(ranking, plan, n, manifest, opts.max_memory)?;
+        check_memory(ranking, plan, n, manifest, opts.max_memory, comm.processes())?;
         let t0 = Instant::now();
         let found = frontier.sieve_level(ranking, n, comm);
         mine.marks += found.marks;
@@ -225,8 +226,8 @@ fn fresh_manifest(plan: &Plan, ranking: &Ranking) -> Manifest {
 }
 
 /// Rebuilds the in-memory state of completed levels from their tables:
-/// their losses are pushed again into the pending levels (each process its
-/// share), their Grundy values mapped.
+/// their losses are pushed again into the pending levels (each process into
+/// the ranks it owns), their Grundy values mapped.
 #[allow(clippy::too_many_arguments)]
 fn reload(
     ranking: &Ranking,
@@ -235,13 +236,12 @@ fn reload(
     work: &Path,
     manifest: &Manifest,
     frontier: &mut Frontier,
-    comm: &dyn Comm,
     grundy_maps: &mut Vec<Option<Mmap>>,
 ) -> Result<(), JobError> {
     let decided = manifest.levels_complete;
     for n in 1..=decided {
         let ranks: Vec<u64> = dir.read_losses(manifest, n)?.iter().collect();
-        frontier.push_decided(ranking, n, &ranks, decided + 1, comm);
+        frontier.push_decided(ranking, n, &ranks, decided + 1);
         if n <= plan.grundy_max_tiles {
             let values = dir.read_grundy_values(manifest, n)?;
             let raw = work.join(format!("g{n:04}.bin"));

@@ -49,11 +49,11 @@ fn expected_losses(positions: u64) -> u64 {
 /// losses (about the previous level's loss share, as ranks and their table),
 /// and for Grundy levels every smaller level's values (mapped) plus this
 /// level's values and their compressed copy.
-pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &Manifest) -> u64 {
+pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &Manifest, processes: usize) -> u64 {
     let size = ranking.size(n);
     let share = manifest.levels.last().map_or(0.05, |l| l.losses as f64 / l.positions as f64);
     let new_losses = (share * 1.5 * size as f64) as u64;
-    Frontier::pending_bytes(ranking, n) + new_losses * 16 + grundy_bytes(ranking, plan, n)
+    Frontier::pending_bytes(ranking, n, processes) + new_losses * 16 + grundy_bytes(ranking, plan, n)
 }
 
 fn grundy_bytes(ranking: &Ranking, plan: &Plan, n: u32) -> u64 {
@@ -83,7 +83,7 @@ pub struct LevelEstimate {
 /// `first` on (time on `threads` threads, peak memory, disk), from the
 /// conjectured loss density and the throughput measured on the reference
 /// machine. Rough by design: it tells minutes from hours, MiB from GiB.
-pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize) -> Vec<LevelEstimate> {
+pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, processes: usize) -> Vec<LevelEstimate> {
     let sym = ranking.universe().is_symmetric();
     let threads = threads.max(1) as f64;
     let mut out = Vec::new();
@@ -97,7 +97,7 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize) -> 
             seconds += (canonical * (n as u64 - 1)) as f64 / GRUNDY_LOOKUPS_PER_CORE / threads;
             disk += (positions as f64 * GRUNDY_TABLE_BYTES_PER_POSITION) as u64;
         }
-        let memory = Frontier::pending_bytes(ranking, n) + losses * 16 + grundy_bytes(ranking, plan, n);
+        let memory = Frontier::pending_bytes(ranking, n, processes) + losses * 16 + grundy_bytes(ranking, plan, n);
         out.push(LevelEstimate { tiles: n, positions, seconds, memory, disk });
     }
     out
@@ -179,8 +179,15 @@ pub fn human_bytes(b: u64) -> String {
 ///
 /// # Errors
 /// [`JobError::Memory`] saying what the level needs and how to resume.
-pub fn check_memory(ranking: &Ranking, plan: &Plan, n: u32, manifest: &Manifest, limit: Option<u64>) -> Result<(), JobError> {
-    let need = estimate_level_bytes(ranking, plan, n, manifest);
+pub fn check_memory(
+    ranking: &Ranking,
+    plan: &Plan,
+    n: u32,
+    manifest: &Manifest,
+    limit: Option<u64>,
+    processes: usize,
+) -> Result<(), JobError> {
+    let need = estimate_level_bytes(ranking, plan, n, manifest, processes);
     let kept = if n > 1 { format!("levels 1..={} are complete and kept", n - 1) } else { "no level is complete yet".to_string() };
     if let Some(limit) = limit {
         if need > limit {
@@ -228,7 +235,7 @@ mod tests {
     fn preflight_covers_every_level_and_grows() {
         let ranking = Ranking::new(&crate::Universe::tiles(60)).unwrap();
         let plan = Plan::new(crate::Universe::tiles(60), 40);
-        let est = preflight(&ranking, &plan, 1, 2);
+        let est = preflight(&ranking, &plan, 1, 2, 1);
         assert_eq!(est.len(), 60);
         assert_eq!(est[59].positions, ranking.size(60));
         assert!(est[39].seconds > est[9].seconds);
@@ -236,6 +243,6 @@ mod tests {
         let all_marks: u64 = (1..=60).map(|n| ranking.size(n).div_ceil(64) * 8).sum();
         assert!(est[0].memory >= all_marks && est[59].memory < est[50].memory);
         assert!(est.iter().all(|e| e.disk > 0 && e.memory > 0));
-        assert_eq!(preflight(&ranking, &plan, 51, 2).len(), 10);
+        assert_eq!(preflight(&ranking, &plan, 51, 2, 1).len(), 10);
     }
 }

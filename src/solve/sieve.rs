@@ -41,19 +41,20 @@ pub struct LevelLosses {
 /// The pending levels: one mark bit per position of every level not yet
 /// decided, holding the marks pushed by the losses of the decided levels.
 ///
-/// With several ranks each holds its own marks of every pending level: the
-/// losses a rank finds (or is dealt, on resume) it pushes itself; a level's
-/// marks are OR-merged across ranks just before it is scanned.
+/// With several processes each owns a contiguous rank range of every level
+/// (its share of the scan, balanced by positions) and holds the marks of
+/// that range only: memory per process is about `1/K` of one process's.
+/// Every process pushes every loss, marking only the parents it owns; a
+/// level's losses are gathered from the scans of its owners.
 pub struct Frontier {
     /// Largest level.
     top: u32,
-    /// Mark bits, indexed by level (`None` for decided levels).
+    /// Mark bits of this process's range of each level (`None` for decided levels).
     marks: Vec<Option<MappedBits>>,
-    /// Marks pushed into each level by this rank.
+    /// First rank of this process's range of each level.
+    base: Vec<u64>,
+    /// Marks pushed into each level by this process.
     pushed: Vec<u64>,
-    /// Losses dealt to the ranks so far (all levels): the next one goes to
-    /// rank `dealt % ranks`.
-    dealt: u64,
     /// The ranking's contributions, by suffix.
     by_suffix: BySuffix,
 }
@@ -108,39 +109,40 @@ impl BySuffix {
 }
 
 impl Frontier {
-    /// Empty mark sets (anonymous memory) for the levels `decided + 1 ..= top`.
+    /// Empty mark sets (anonymous memory) of this process's range of the
+    /// levels `decided + 1 ..= top`.
     ///
     /// # Errors
     /// When the memory cannot be mapped.
-    pub fn new(ranking: &Ranking, decided: u32) -> io::Result<Self> {
+    pub fn new(ranking: &Ranking, decided: u32, comm: &dyn Comm) -> io::Result<Self> {
         let top = ranking.max_tiles();
-        let mut marks = Vec::with_capacity(top as usize + 1);
+        let sym = ranking.universe().is_symmetric();
+        let (mut marks, mut base) = (Vec::with_capacity(top as usize + 1), Vec::with_capacity(top as usize + 1));
         for n in 0..=top {
-            marks.push(if n > decided { Some(MappedBits::anonymous(ranking.size(n))?) } else { None });
+            let range = if n == 0 { 0..0 } else { split::share_range(ranking, n, sym, comm.process(), comm.processes()) };
+            marks.push(if n > decided { Some(MappedBits::anonymous(range.end - range.start)?) } else { None });
+            base.push(range.start);
         }
-        Ok(Frontier { top, marks, pushed: vec![0; top as usize + 1], dealt: 0, by_suffix: BySuffix::new(ranking) })
+        Ok(Frontier { top, marks, base, pushed: vec![0; top as usize + 1], by_suffix: BySuffix::new(ranking) })
     }
 
-    /// Bytes of the mark sets still pending (levels `n ..= top`).
-    pub fn pending_bytes(ranking: &Ranking, n: u32) -> u64 {
-        (n..=ranking.max_tiles()).map(|m| ranking.size(m).div_ceil(64) * 8).sum()
+    /// Bytes of the mark sets one of `processes` processes holds while
+    /// level `n` is pending (its share of levels `n ..= top`).
+    pub fn pending_bytes(ranking: &Ranking, n: u32, processes: usize) -> u64 {
+        (n..=ranking.max_tiles()).map(|m| ranking.size(m).div_ceil(processes as u64).div_ceil(64) * 8).sum()
     }
 
-    /// Pushes the losses `ranks` of the decided level `n` (read back from its
-    /// table, on resume) into the pending levels above `from − 1`: this rank's
-    /// share of them, dealt round robin (continuing from the previous level's).
-    pub fn push_decided(&mut self, ranking: &Ranking, n: u32, ranks: &[u64], from: u32, comm: &dyn Comm) {
-        let (me, size) = (comm.process() as u64, comm.processes() as u64);
-        let first = self.dealt;
-        self.dealt += ranks.len() as u64;
+    /// Pushes the losses `ranks` of the decided level `n` (gathered from
+    /// every process, or read back from its table on resume) into this
+    /// process's range of the pending levels above `from − 1`.
+    pub fn push_decided(&mut self, ranking: &Ranking, n: u32, ranks: &[u64], from: u32) {
         if from > self.top {
             return;
         }
-        let mine: Vec<u64> = ranks.iter().zip(first..).filter(|(_, i)| i % size == me).map(|(&r, _)| r).collect();
         let (dmin, dmax) = (from - n, self.top - n);
-        let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks);
+        let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks, &self.base);
         let top = self.top;
-        let counts = mine
+        let counts = ranks
             .par_chunks(TASK_LOSSES)
             .fold(
                 || (Scratch::new(top), Vec::new()),
@@ -158,23 +160,22 @@ impl Frontier {
         self.pushed = add_counts(std::mem::take(&mut self.pushed), counts);
     }
 
-    /// Decides level `n` (every smaller level decided and pushed): merges the
-    /// ranks' marks of the level, collects its unmarked positions and pushes
-    /// each loss this rank found to its parents at every pending level.
-    /// Every rank ends with the same losses.
+    /// Decides level `n` (every smaller level decided and pushed): collects
+    /// the unmarked positions of this process's range of the level, gathers
+    /// every process's, and pushes each loss to the parents this process
+    /// owns at every pending level. Every process ends with the same losses.
     pub fn sieve_level(&mut self, ranking: &Ranking, n: u32, comm: &dyn Comm) -> LevelLosses {
         let sym = ranking.universe().is_symmetric();
         let (me, ranks) = (comm.process(), comm.processes());
-        let mut marks = self.marks[n as usize].take().expect("level n is pending");
-        comm.or_words(marks.words_mut());
+        let marks = self.marks[n as usize].take().expect("level n is pending");
+        let base = self.base[n as usize];
         let top = self.top;
-        let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks);
+        let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks, &self.base);
         let dmax = top - n;
-        // Scan this rank's contiguous share of the level for unmarked
-        // positions (and, for a canonical loss with fewer rows than columns,
-        // add its conjugate, which the scan skips). One process pushes each
-        // loss at once; several deal the level's losses round robin once
-        // they are all known (the losses of a share are uneven in marks).
+        // Scan this process's range of the level for unmarked positions
+        // (and, for a canonical loss with fewer rows than columns, add its
+        // conjugate, which the scan skips). One process pushes each loss at
+        // once; several push every loss once all are known.
         let push_now = ranks == 1;
         let acc = split::level_share(ranking, n, sym, me, ranks)
             .par_iter()
@@ -183,6 +184,7 @@ impl Frontier {
                 let mut scan = Unmarked {
                     ranking,
                     marks: &marks,
+                    base,
                     buf: Vec::new(),
                     f: |rank: u64, rows: &[u8]| {
                         found.push(rank);
@@ -222,7 +224,7 @@ impl Frontier {
             all.iter().collect()
         };
         if !push_now {
-            self.push_decided(ranking, n, &all, n + 1, comm);
+            self.push_decided(ranking, n, &all, n + 1);
         }
         LevelLosses { ranks: all, marks: self.pushed[n as usize], scanned }
     }
@@ -280,7 +282,9 @@ impl<'a> Acc<'a> {
 /// positions are unranked.
 struct Unmarked<'a, F> {
     ranking: &'a Ranking,
+    /// Marks of the ranks `base ..`.
     marks: &'a MappedBits,
+    base: u64,
     /// Rows of the positions unranked from a range.
     buf: Vec<u8>,
     f: F,
@@ -288,14 +292,15 @@ struct Unmarked<'a, F> {
 
 impl<F: FnMut(u64, &[u8])> Visit for Unmarked<'_, F> {
     fn position(&mut self, rank: u64, rows: &[u8]) {
-        if !self.marks.get(rank) {
+        if !self.marks.get(rank - self.base) {
             (self.f)(rank, rows);
         }
     }
 
     fn range(&mut self, first: u64, count: u64, rows: &[u8], rest: u32, max_part: u32) -> bool {
-        let (ranking, buf, f) = (self.ranking, &mut self.buf, &mut self.f);
-        self.marks.for_each_clear(first, first + count, |r| {
+        let (ranking, buf, f, base) = (self.ranking, &mut self.buf, &mut self.f, self.base);
+        self.marks.for_each_clear(first - base, first + count - base, |i| {
+            let r = i + base;
             buf.clear();
             buf.extend_from_slice(rows);
             ranking.unrank_suffix(rest, max_part, r - first, buf);
@@ -310,11 +315,26 @@ struct Ctx<'a> {
     sym: bool,
     max_rows: u32,
     max_cols: u32,
-    /// Mark bits by level (`None` for decided levels).
-    levels: &'a [Option<MappedBits>],
     by_suffix: &'a BySuffix,
-    /// The words of `levels` (empty for decided levels).
-    words: Vec<&'a [AtomicU64]>,
+    /// This process's marks of each level (empty for decided levels).
+    levels: Vec<Owned<'a>>,
+}
+
+/// The marks of the ranks `base .. base + len` of one level.
+#[derive(Clone, Copy)]
+struct Owned<'a> {
+    words: &'a [AtomicU64],
+    base: u64,
+    len: u64,
+}
+
+impl Owned<'_> {
+    /// The bit of rank `r`, if owned.
+    #[inline(always)]
+    fn bit(&self, r: u64) -> Option<u64> {
+        let i = r.wrapping_sub(self.base);
+        (i < self.len).then_some(i)
+    }
 }
 
 /// Per-task buffers of [`Ctx::push_parents`] (kept to avoid allocating per
@@ -359,24 +379,17 @@ impl<'a> Marker<'a> {
         self.pos = (self.pos + 1) % RING;
     }
 
-    /// Queues setting bit `i` of `bits`.
-    #[inline(always)]
-    fn set(&mut self, bits: &'a MappedBits, i: u64) {
-        self.set_word(bits.words(), i);
-    }
-
     /// Queues setting bit `i` of the bit set `words`.
     #[inline(always)]
     fn set_word(&mut self, words: &'a [AtomicU64], i: u64) {
         self.or(&words[(i >> 6) as usize], 1 << (i & 63));
     }
 
-    /// Queues setting bits `start..end` of `bits`.
-    fn set_range(&mut self, bits: &'a MappedBits, start: u64, end: u64) {
+    /// Queues setting bits `start..end` of the bit set `words`.
+    fn set_range(&mut self, words: &'a [AtomicU64], start: u64, end: u64) {
         if start >= end {
             return;
         }
-        let words = bits.words();
         let (first, last) = (start >> 6, (end - 1) >> 6);
         let head = u64::MAX << (start & 63);
         let tail = u64::MAX >> (63 - ((end - 1) & 63));
@@ -455,16 +468,23 @@ struct Below {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(ranking: &'a Ranking, by_suffix: &'a BySuffix, levels: &'a [Option<MappedBits>]) -> Self {
+    fn new(ranking: &'a Ranking, by_suffix: &'a BySuffix, marks: &'a [Option<MappedBits>], base: &[u64]) -> Self {
         let universe = ranking.universe();
+        let levels = marks
+            .iter()
+            .zip(base)
+            .map(|(m, &base)| match m {
+                Some(b) => Owned { words: b.words(), base, len: b.len() },
+                None => Owned { words: &[], base, len: 0 },
+            })
+            .collect();
         Ctx {
             ranking,
             sym: universe.is_symmetric(),
             max_rows: universe.rows.unwrap_or(u32::MAX),
             max_cols: universe.cols.unwrap_or(u32::MAX),
-            levels,
             by_suffix,
-            words: levels.iter().map(|l| l.as_ref().map_or(&[][..], |b| b.words())).collect(),
+            levels,
         }
     }
 
@@ -567,10 +587,12 @@ impl<'a> Ctx<'a> {
             let base = r.suffix_below + r.t * r.b + sum; // suffix of the top row, less its growth
             let (len, d0, n0) = ((hi - lo + 1) as usize, (sum + lo) as usize, (r.lt + sum + lo) as usize);
             let grown = self.by_suffix.diagonal(r.a, r.b + lo, base + lo);
-            let levels = self.words[n0..n0 + len].iter().zip(&mut counts[n0..n0 + len]);
-            for ((pre, own), (words, count)) in r.pre[d0..d0 + len].iter().zip(grown).zip(levels) {
-                marker.set_word(words, pre + own + acc);
-                *count += 1;
+            let levels = self.levels[n0..n0 + len].iter().zip(&mut counts[n0..n0 + len]);
+            for ((pre, own), (level, count)) in r.pre[d0..d0 + len].iter().zip(grown).zip(levels) {
+                if let Some(i) = level.bit(pre + own + acc) {
+                    marker.set_word(level.words, i);
+                    *count += 1;
+                }
             }
             return;
         }
@@ -591,21 +613,26 @@ impl<'a> Ctx<'a> {
     /// Enumerates the new rows `μ` (|μ| = d) below a loss, top row first,
     /// and marks each parent in level `n`; returns the number of marks.
     fn below(&self, c: &Below, d: u32, n: u32, marker: &mut Marker<'a>) -> u64 {
-        let marks = self.levels[n as usize].as_ref().expect("a pending level");
+        let level = self.levels[n as usize];
         let mut count = 0;
-        self.grow(c, marks, marker, 0, d, c.w, c.prefix, &mut count);
+        if level.len > 0 {
+            self.grow(c, level, marker, 0, d, c.w, c.prefix, &mut count);
+        }
         count
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn grow(&self, c: &Below, marks: &'a MappedBits, marker: &mut Marker<'a>, j: u32, left: u32, prev: u32, acc: u64, count: &mut u64) {
+    fn grow(&self, c: &Below, level: Owned<'a>, marker: &mut Marker<'a>, j: u32, left: u32, prev: u32, acc: u64, count: &mut u64) {
         let rows_here = c.t - j; // rows that may still be added, this one included
         if rows_here >= left {
             // No bound cuts the completions of `left` tiles with parts <= prev:
-            // they are one contiguous rank range.
+            // they are one contiguous rank range (clipped to the owned ranks).
             let n = self.ranking.q(left, left, prev);
-            marker.set_range(marks, acc, acc + n);
-            *count += n;
+            let (start, end) = (acc.max(level.base), (acc + n).min(level.base + level.len));
+            if start < end {
+                marker.set_range(level.words, start - level.base, end - level.base);
+                *count += end - start;
+            }
             return;
         }
         let lo = left.div_ceil(rows_here);
@@ -615,10 +642,12 @@ impl<'a> Ctx<'a> {
             let r = acc + self.ranking.contribution(left, i, m);
             let rest = left - m;
             if rest == 0 {
-                marker.set(marks, r);
-                *count += 1;
+                if let Some(i) = level.bit(r) {
+                    marker.set_word(level.words, i);
+                    *count += 1;
+                }
             } else {
-                self.grow(c, marks, marker, j + 1, rest, m, r, count);
+                self.grow(c, level, marker, j + 1, rest, m, r, count);
             }
         }
     }

@@ -27,7 +27,7 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
             let done =
                 m.filter(|m| m.universe == plan.universe && m.grundy_max_tiles == plan.grundy_max_tiles).map_or(0, |m| m.levels_complete);
             let threads = rayon::current_num_threads() * comm.processes();
-            print_preflight(&memory::preflight(&ranking, plan, done + 1, threads), threads, true);
+            print_preflight(&memory::preflight(&ranking, plan, done + 1, threads, comm.processes()), threads, true);
         }
         return Ok(ExitCode::SUCCESS);
     }
