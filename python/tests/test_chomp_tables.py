@@ -30,7 +30,7 @@ from chomp_tables import InvalidPosition, NotInTables, TableError
 from chomp_tables.position import conjugate
 from chomp_tables.ranking import Ranking
 from chomp_tables.roaring import SerializedRoaring
-from chomp_tables.tablefile import zstd_one_frame
+from chomp_tables.tablefile import _zstd_stepwise, zstd_one_frame
 
 BOX = os.path.join(REPO, "results", "box-8x15")
 LOSSES_100 = os.path.join(REPO, "results", "losses-100")
@@ -221,6 +221,8 @@ class ZstdTest(unittest.TestCase):
         without_size = zstandard.ZstdCompressor(write_content_size=False, write_checksum=True).compress(data)
         for frame in (with_size, without_size):
             self.assertEqual(zstd_one_frame(frame, len(data), "f", "x"), data)
+            # The slow path (explanations, old zstandard versions) decodes the same.
+            self.assertEqual(_zstd_stepwise(frame, len(data), "f", "x"), data)
             for bad, needle in [
                 (frame + b"\x00", "bytes after the zstd frame"),
                 (frame + frame, "bytes after the zstd frame"),

@@ -10,6 +10,7 @@ Errors print one line `error: MESSAGE` on stderr and exit with status 1
 
 import argparse
 import json
+import os
 import sys
 
 from .errors import ChompTablesError, QuestionError, TableError
@@ -111,8 +112,9 @@ def main(argv=None):
         print("error: %s" % e, file=sys.stderr)
         return 1
     except BrokenPipeError:
-        # `... | head`: the reader went away; nothing more to say.
-        try:
-            sys.stdout = None
-        finally:
-            return 0
+        # `... | head`: the reader went away; nothing more to say. Standard
+        # output now points at /dev/null, so that the interpreter's final
+        # flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

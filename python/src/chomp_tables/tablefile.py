@@ -48,16 +48,20 @@ def zstd_one_frame(data, limit, path, what):
         out = _DCTX.decompress(data, max_output_size=max(limit, 1), read_across_frames=False, allow_extra_data=False)
     except zstandard.ZstdError:
         out = None
+    except TypeError:  # a zstandard older than 0.19 lacks allow_extra_data: the slow path decides
+        return _zstd_stepwise(data, limit, path, what)
     if out is None or len(out) > limit or (declared != zstandard.CONTENTSIZE_UNKNOWN and len(out) != declared):
         _zstd_stepwise(data, limit, path, what)  # raises with the precise reason
-        raise corrupt(path, "%s: bad zstd frame" % what)  # pragma: no cover (the stepwise decoder raised)
+        raise corrupt(path, "%s: bad zstd frame" % what)  # not reached: the stepwise decoder raised
     return out
 
 
 def _zstd_stepwise(data, limit, path, what):
     """Decodes one frame a few input bytes at a time, so that memory stays
-    bounded whatever the frame says; slow, used only to explain a failure."""
+    bounded whatever the frame says; slow, used to explain a failure (and
+    with a zstandard too old for the fast path). Returns the bytes."""
     dobj = zstandard.ZstdDecompressor().decompressobj()
+    parts = []
     total = 0
     step = 64
     pos = 0
@@ -68,13 +72,14 @@ def _zstd_stepwise(data, limit, path, what):
             total += len(chunk)
             if total > limit:
                 raise corrupt(path, "%s: zstd frame decodes to more than %d bytes" % (what, limit))
+            parts.append(chunk)
     except zstandard.ZstdError as e:
         raise corrupt(path, "%s: bad zstd frame: %s" % (what, e))
     if not dobj.eof:
         raise corrupt(path, "%s: zstd frame truncated" % what)
     if dobj.unused_data or pos < len(data):
         raise corrupt(path, "%s: bytes after the zstd frame" % what)
-    return total
+    return b"".join(parts)
 
 
 def parse_table(path, data, expect_kind=None):
