@@ -190,6 +190,8 @@ class RoaringTest(unittest.TestCase):
         no_runs = [c for c in containers if c[1] != "run"]
         self.check(roaring_bytes(no_runs), {v for v in want if (v >> 16) in (1, 4, 5)})
         self.check(roaring_bytes([]), set())
+        # Adjacent runs do not overlap: allowed (a writer merging them would be smaller, not more correct).
+        self.check(roaring_bytes([(0, "run", [(0, 4), (5, 0)])], runs_cookie=True), set(range(6)))
 
     def test_malformed(self):
         good = roaring_bytes([(0, "array", [1, 5]), (3, "array", [2])])
@@ -202,6 +204,7 @@ class RoaringTest(unittest.TestCase):
             (roaring_bytes([(0, "array", [5, 1]), (3, "array", [2])]), "not strictly increasing"),  # found when read
             (roaring_bytes([(0, "array", [4]), (3, "array", [2, 2])]), "not strictly increasing"),  # the last: at once
             (roaring_bytes([(0, "run", [(65530, 10)])], runs_cookie=True), "run container 0 malformed"),
+            (roaring_bytes([(0, "run", [(0, 4), (3, 1)])], runs_cookie=True), "run container 0 malformed"),  # overlapping
         ]
         bad_offset = bytearray(good)
         bad_offset[16] += 1

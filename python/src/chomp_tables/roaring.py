@@ -153,11 +153,11 @@ class SerializedRoaring:
             pairs = struct.unpack_from("<%dH" % (2 * nruns), buf, pos + 2)
             starts, ends = [], []
             count = 0
-            prev_end = -2
+            prev_end = -1
             for r in range(nruns):
                 s, length_minus_one = pairs[2 * r], pairs[2 * r + 1]
                 e = s + length_minus_one
-                if e > 0xFFFF or s <= prev_end + 1:
+                if e > 0xFFFF or s <= prev_end:
                     raise corrupt(self.path, "roaring bitmap: run container %d malformed" % i)
                 starts.append(s)
                 ends.append(e)
