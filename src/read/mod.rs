@@ -1,7 +1,9 @@
 //! Reading table directories: the probe ([`Tables`]) with its typed
-//! answers, rectangle openings, and verification of a whole directory.
+//! answers, rectangle openings, flat exports, and verification of a whole
+//! directory.
 
 mod answer;
+pub mod export;
 pub mod openings;
 mod tables;
 pub mod verify;

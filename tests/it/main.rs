@@ -7,6 +7,7 @@ mod common;
 mod brute;
 mod cli;
 mod corruption;
+mod export;
 mod first_hour;
 mod grundy_forms;
 mod nd;

@@ -1,7 +1,14 @@
-//! The independent Python reader (`scripts/chomp_reader.py`, written from
-//! `FORMAT.md` alone) against the real binary: both must give the same
-//! answers on real table directories, the reader must refuse damaged tables,
-//! and it must decode every roaring container kind the format allows.
+//! The independent Python reader (the package `chomp_tables` in `python/`,
+//! written from `FORMAT.md` alone) against the real binary: both must give
+//! the same answers (the whole JSON of `chomp query --json`) on real table
+//! directories, the published ones included, and the same errors for bad
+//! input; the reader must refuse damaged tables, and it must decode every
+//! roaring container kind the format allows.
+//!
+//! The package runs from this checkout (`python -m chomp_tables` with
+//! `PYTHONPATH=python/src`), so these tests check the code next to them
+//! whatever is installed; `.ci/run` also installs it with pip and runs its
+//! unit tests against the installed copy.
 //!
 //! Needs `python3` with the `zstandard` module (`python3 -m pip install
 //! zstandard`). Where either is missing the tests print `SKIPPED`, why, and
@@ -18,8 +25,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-fn reader_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join("chomp_reader.py")
+/// Where the package's source lies (`python/src`).
+fn package_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("python").join("src")
 }
 
 /// The Python interpreter behind `python3` (resolved once: a version-manager
@@ -90,11 +98,22 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     results.into_iter().map(|(_, r)| r).collect()
 }
 
+/// `python -m chomp_tables ARGS` with the package of this checkout.
 fn python(args: &[&str]) -> Output {
     let exe = PYTHON.get().and_then(|p| p.as_ref().ok()).expect("python_available() was checked");
     let mut cmd = Command::new(exe);
-    cmd.arg(reader_script()).args(args);
+    let mut path = std::ffi::OsString::from(package_src());
+    if let Some(old) = std::env::var_os("PYTHONPATH") {
+        path.push(":");
+        path.push(old);
+    }
+    cmd.env("PYTHONPATH", path).args(["-m", "chomp_tables"]).args(args);
     cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+}
+
+/// `python -m chomp_tables query POS --tables DIR --json`.
+fn python_query(dir: &Path, pos: &str) -> Output {
+    python(&["query", pos, "--tables", dir.to_str().unwrap(), "--json"])
 }
 
 /// A pseudo-random partition of `n` with at most `rows` parts, each at most `cols` (`None` if it got stuck).
@@ -129,30 +148,36 @@ fn rows_text(rows: &[u32]) -> String {
 /// every sample; returns how many samples are losses and how many have no
 /// Grundy value.
 fn compare(dir: &Path, samples: &[String], outside: &[&str]) -> (usize, usize) {
-    let batch = dir.join("positions.txt");
+    // Not in `dir`: the published directories are part of the repository.
+    let scratch_dir = scratch();
+    let batch = scratch_dir.path().join("positions.txt");
     let mut lines: Vec<String> = samples.to_vec();
     lines.extend(outside.iter().map(|s| s.to_string()));
     fs::write(&batch, lines.join("\n") + "\n").unwrap();
-    let out = python(&[dir.to_str().unwrap(), "--batch", batch.to_str().unwrap()]);
+    let out = python(&["batch", batch.to_str().unwrap(), "--tables", dir.to_str().unwrap()]);
     let stdout = String::from_utf8(out.stdout).unwrap();
-    let answers: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let texts: Vec<&str> = stdout.lines().collect();
+    let answers: Vec<Value> = texts.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(answers.len(), lines.len(), "one answer per position; stderr: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.success(), outside.is_empty(), "batch exit status reflects positions outside the tables");
     let rust_answers = par_map(samples, |pos| chomp(&["query", pos, "--tables", dir.to_str().unwrap(), "--json"]));
-    for ((pos, py), rust) in samples.iter().zip(&answers).zip(rust_answers) {
+    for ((pos, py), rust) in samples.iter().zip(&texts).zip(rust_answers) {
         assert!(rust.status.success(), "chomp query {pos:?} failed: {}", String::from_utf8_lossy(&rust.stderr));
-        let rust: Value = serde_json::from_slice(&rust.stdout).unwrap();
-        for field in ["position", "tiles", "outcome", "grundy", "grundy_normal", "winning_moves"] {
-            assert_eq!(py[field], rust[field], "{field} of {pos} in {}: Python {py}, Rust {rust}", dir.display());
-        }
+        // The same JSON text: same fields, same order, moves best first.
+        let rust_text = String::from_utf8(rust.stdout).unwrap();
+        assert_eq!(*py, rust_text.trim_end(), "{pos} in {}", dir.display());
     }
     for (pos, py) in outside.iter().zip(&answers[samples.len()..]) {
         assert!(py["error"].as_str().is_some_and(|e| !e.is_empty()), "Python answers {py} for {pos}, outside the tables");
         let rust = chomp(&["query", pos, "--tables", dir.to_str().unwrap(), "--json"]);
         assert!(!rust.status.success(), "chomp query accepts {pos}, outside the tables");
-        let single = python(&[dir.to_str().unwrap(), pos, "--json"]);
+        let single = python_query(dir, pos);
         let stderr = String::from_utf8_lossy(&single.stderr);
         assert!(!single.status.success() && stderr.trim().lines().count() == 1, "Python must refuse {pos} in one line: {stderr}");
+        // The same message as chomp's, in the batch answer and on stderr.
+        let rust_err = String::from_utf8_lossy(&rust.stderr);
+        assert_eq!(stderr.trim(), rust_err.trim(), "{pos}");
+        assert_eq!(format!("error: {}", py["error"].as_str().unwrap()), rust_err.trim(), "{pos}");
     }
     let answers = &answers[..samples.len()];
     (answers.iter().filter(|a| a["outcome"] == "loss").count(), answers.iter().filter(|a| a["grundy"].is_null()).count())
@@ -217,9 +242,94 @@ fn agrees_with_chomp_query_on_a_tile_run() {
     assert!(losses >= 10 && no_grundy >= 20, "{losses} losses, {no_grundy} without Grundy value");
 }
 
+/// The published table directories of `results/` (in the repository).
+fn published(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("results").join(name)
+}
+
+#[test]
+fn agrees_with_chomp_query_on_the_published_tables() {
+    if !python_available() {
+        return;
+    }
+    // The 8x15 box, Grundy values everywhere: random positions of every height.
+    let mut rng = SplitMix(0x0815_2026);
+    let mut samples: BTreeSet<Vec<u32>> = BTreeSet::new();
+    while samples.len() < 40 {
+        let rows = rng.range(1, 8) as usize;
+        let mut p: Vec<u32> = (0..rows).map(|_| rng.range(1, 15)).collect();
+        p.sort_unstable_by(|a, b| b.cmp(a));
+        samples.insert(p);
+    }
+    samples.extend([vec![15; 8], vec![1; 15], vec![3, 2, 1]]);
+    let samples: Vec<String> = samples.iter().map(|p| rows_text(p)).collect();
+    let (losses, no_grundy) = compare(&published("box-8x15"), &samples, &["16"]);
+    assert!(no_grundy == 0, "{losses} losses, {no_grundy} without Grundy value");
+
+    // Losses to 100 tiles (no Grundy values): large positions, whose children
+    // fall on dozens of levels, and a few losses.
+    let dir = published("losses-100");
+    let mut samples: BTreeSet<Vec<u32>> = BTreeSet::new();
+    while samples.len() < 24 {
+        let n = rng.range(60, 100);
+        if let Some(p) = random_partition(&mut rng, n, n, n) {
+            samples.insert(p);
+        }
+    }
+    samples.extend([vec![100], vec![1; 100], vec![20, 18, 15, 12, 10, 8, 5, 2], vec![10; 10], vec![2, 2, 1]]);
+    let tables = chomp_tables::Tables::open(&dir).unwrap();
+    for n in [70u32, 85, 99] {
+        let losses = tables.level_losses(n).unwrap();
+        let rank = losses.iter().nth((losses.len() / 2) as usize).unwrap();
+        let p = tables.ranking().unrank(n, rank).unwrap();
+        samples.insert(p.rows().iter().map(|&r| r as u32).collect());
+    }
+    let samples: Vec<String> = samples.iter().map(|p| rows_text(p)).collect();
+    let (losses, no_grundy) = compare(&dir, &samples, &["101", "50 50 1"]);
+    assert!(losses >= 4 && no_grundy == samples.len(), "{losses} losses, {no_grundy} without Grundy value");
+}
+
+/// Malformed positions: the package raises, and its command line prints
+/// chomp's own one-line message.
+#[test]
+fn same_errors_as_chomp_query_for_bad_input() {
+    if !python_available() {
+        return;
+    }
+    let dir = published("box-8x15");
+    for bad in ["", "  ", "3 x", "2 3", "3 0", "0", "3,,1", ",3", "256", "99999999999", "3.5", "1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"] {
+        let py = python_query(&dir, bad);
+        let rust = chomp(&["query", bad, "--tables", dir.to_str().unwrap(), "--json"]);
+        assert!(!py.status.success() && !rust.status.success(), "{bad:?} accepted");
+        assert!(py.stdout.is_empty(), "{bad:?}: Python printed {}", String::from_utf8_lossy(&py.stdout));
+        let (py_err, rust_err) = (String::from_utf8_lossy(&py.stderr), String::from_utf8_lossy(&rust.stderr));
+        assert_eq!(py_err.lines().count(), 1, "{bad:?}: {py_err}");
+        assert_eq!(py_err.trim(), rust_err.trim(), "{bad:?}");
+    }
+    // A directory that is not one.
+    let tmp = scratch();
+    let py = python_query(tmp.path(), "3 2 1");
+    let err = String::from_utf8_lossy(&py.stderr);
+    assert!(!py.status.success() && err.trim().lines().count() == 1 && err.contains("no manifest.json"), "{err}");
+}
+
+/// `scripts/chomp_reader.py`, the old command line, is a wrapper over the package.
+#[test]
+fn the_old_script_is_a_wrapper_over_the_package() {
+    if !python_available() {
+        return;
+    }
+    let exe = PYTHON.get().unwrap().as_ref().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join("chomp_reader.py");
+    let dir = published("box-8x15");
+    let old = Command::new(exe).arg(&script).args([dir.to_str().unwrap(), "3 2 1", "--json"]).output().unwrap();
+    assert!(old.status.success(), "{}", String::from_utf8_lossy(&old.stderr));
+    assert_eq!(old.stdout, python_query(&dir, "3 2 1").stdout);
+}
+
 /// Expects the Python reader to refuse `pos` in `dir` with a one-line message containing `needle`.
 fn expect_refusal(dir: &Path, pos: &str, needle: &str, what: &str) {
-    let out = python(&[dir.to_str().unwrap(), pos, "--json"]);
+    let out = python_query(dir, pos);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{what}: the Python reader answered {}", String::from_utf8_lossy(&out.stdout));
     assert!(out.stdout.is_empty(), "{what}: printed an answer: {}", String::from_utf8_lossy(&out.stdout));
@@ -235,7 +345,7 @@ fn refuses_damaged_tables() {
     let tmp = scratch();
     let dir = tmp.path().join("t12");
     chomp_solve(&dir, &["--max-tiles", "12", "--grundy-max-tiles", "12", "--quiet"]);
-    let ok = python(&[dir.to_str().unwrap(), "3 2 1", "--json"]);
+    let ok = python_query(&dir, "3 2 1");
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
 
     // Each case damages its own copy of the directory; "3 2 1" reads L0006
@@ -265,7 +375,7 @@ fn refuses_damaged_tables() {
     });
 
     // The undamaged directory still gives the same answer.
-    let again = python(&[dir.to_str().unwrap(), "3 2 1", "--json"]);
+    let again = python_query(&dir, "3 2 1");
     assert_eq!(again.stdout, ok.stdout);
 }
 
@@ -434,7 +544,7 @@ fn table_image(kind: u16, tiles: u32, block_size: u32, positions: u64, losses: u
 }
 
 fn dump(path: &Path) -> Value {
-    let out = python(&["--dump", path.to_str().unwrap()]);
+    let out = python(&["dump", path.to_str().unwrap()]);
     assert!(out.status.success(), "--dump {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }

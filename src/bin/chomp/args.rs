@@ -93,6 +93,8 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Export a table directory as one flat file: every loss, or every position with its outcome and Grundy value.
+    Export(crate::export::ExportArgs),
     /// Draw the plots of a table directory (PNG and SVG): loss share, conjecture ratio, Grundy heat map.
     Plot {
         /// The table directory to read (its manifest's level statistics).

@@ -1,6 +1,7 @@
 //! `chomp`: command-line glue over the `chomp_tables` library.
 
 mod args;
+mod export;
 mod read;
 mod solve;
 
@@ -56,6 +57,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete } => {
             read::verify(&tables, samples, seed, min_tiles..=max_tiles, allow_incomplete)
         }
+        Command::Export(args) => export::export(&args),
         Command::Plot { tables, out } => read::plot(&tables, &out),
         Command::Bench { probe: Some(tables), .. } => read::bench_probe(&tables),
         Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None } => solve::bench(max_tiles, grundy_max_tiles, dir),

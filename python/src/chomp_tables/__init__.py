@@ -1,0 +1,36 @@
+"""Read chomp-tables directories (FORMAT.md, table format version 1).
+
+    import chomp_tables
+    t = chomp_tables.open("results/box-8x15")
+    t.query("3 2 1")          # the dict of `chomp query --json`
+    t.outcome([5, 3, 1])      # "win" or "loss"
+    t.grundy("5,3,1")         # misère Grundy value, or None
+    t.winning_moves("3 2 1")  # [[0, 2], [1, 1], [2, 0]]
+    t.manifest                # the checked manifest.json
+
+Written from FORMAT.md alone: it shares no code with the Rust crate. It needs
+the PyPI package `zstandard`; the roaring bitmaps are read in place, without
+a roaring library.
+"""
+
+from .errors import ChompTablesError, InvalidPosition, NotInTables, QuestionError, TableError
+from .position import parse_position
+from .tables import Tables
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ChompTablesError",
+    "InvalidPosition",
+    "NotInTables",
+    "QuestionError",
+    "TableError",
+    "Tables",
+    "open",
+    "parse_position",
+]
+
+
+def open(directory):  # noqa: A001 (the package's entry point, as in the brief)
+    """Opens a table directory: reads and checks its manifest; levels load on first use."""
+    return Tables(directory)

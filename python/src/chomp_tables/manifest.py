@@ -1,0 +1,152 @@
+"""manifest.json (FORMAT.md section 3) and the checks of section 10."""
+
+import hashlib
+import json
+
+from .errors import corrupt
+
+FORMAT_NAME = "chomp-tables"
+VERSION = 1
+MANIFEST_FIELDS = (
+    "format",
+    "format_version",
+    "tool_version",
+    "universe",
+    "grundy_max_tiles",
+    "levels_complete",
+    "complete",
+    "levels",
+    "files",
+    "checksum",
+)
+UNIVERSE_FIELDS = ("rows", "cols", "tiles")
+LEVEL_FIELDS = ("tiles", "positions", "losses")
+LEVEL_FIELDS_GRUNDY = LEVEL_FIELDS + ("grundy_histogram",)
+FILE_FIELDS = ("bytes", "sha256")
+
+
+def check_int(v, what, path, nullable=False):
+    if v is None and nullable:
+        return
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise corrupt(path, "invalid manifest: %s is not a non-negative integer" % what)
+
+
+def plain_relative_name(name):
+    """Whether a name listed in a manifest stays inside the table directory:
+    components separated by '/', none empty, '.' or '..', and no '\\' or ':'
+    (so not absolute on any system). FORMAT.md section 2."""
+    if not isinstance(name, str) or not name or "\\" in name or ":" in name or "\0" in name:
+        return False
+    return all(part not in ("", ".", "..") for part in name.split("/"))
+
+
+def canonical_manifest(m, checksum):
+    """The canonical text of a manifest (key order as parsed) with `checksum` as given."""
+    c = dict(m)
+    c["checksum"] = checksum
+    return json.dumps(c, indent=2, ensure_ascii=False) + "\n"
+
+
+def parse_manifest(raw, path):
+    """Parses and checks the bytes of a manifest.json; returns the dict (in
+    the file's key order). Raises `TableError` on any deviation."""
+    if b"\r" in raw:
+        raise corrupt(path, "manifest not in canonical form: it holds a carriage return (CRLF line endings?)")
+    try:
+        m = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise corrupt(path, "invalid manifest: %s" % e)
+    check_manifest(m, path, raw)
+    return m
+
+
+def check_manifest(m, path, raw):
+    if not isinstance(m, dict):
+        raise corrupt(path, "invalid manifest: not a JSON object")
+    # The format and its version first: a newer manifest may differ in anything else.
+    if m.get("format") != FORMAT_NAME:
+        raise corrupt(path, "invalid manifest: format is %r, not %r" % (m.get("format"), FORMAT_NAME))
+    if m.get("format_version") != VERSION or isinstance(m.get("format_version"), bool):
+        raise corrupt(path, "format version %r, this reader knows only version %d" % (m.get("format_version"), VERSION))
+    if set(m) != set(MANIFEST_FIELDS):
+        missing = [k for k in MANIFEST_FIELDS if k not in m]
+        extra = sorted(k for k in m if k not in MANIFEST_FIELDS)
+        raise corrupt(path, "invalid manifest: missing fields %s, unknown fields %s" % (missing, extra))
+    # The canonical text below keeps the parsed key order, so the fixed
+    # order of FORMAT.md section 3 is checked here.
+    if tuple(m) != MANIFEST_FIELDS:
+        raise corrupt(path, "manifest not in canonical form: fields out of order")
+    # The checksum covers the values; byte equality with the canonical text covers the rest.
+    if not isinstance(m["checksum"], str):
+        raise corrupt(path, "invalid manifest: checksum is not a string")
+    if hashlib.sha256(canonical_manifest(m, "").encode("utf-8")).hexdigest() != m["checksum"]:
+        raise corrupt(path, "manifest checksum mismatch (damaged or edited)")
+    if canonical_manifest(m, m["checksum"]).encode("utf-8") != raw:
+        raise corrupt(path, "manifest not in canonical form (damaged or edited)")
+    if not isinstance(m["tool_version"], str) or not isinstance(m["complete"], bool):
+        raise corrupt(path, "invalid manifest: tool_version or complete has the wrong type")
+    u = m["universe"]
+    if not isinstance(u, dict) or set(u) != set(UNIVERSE_FIELDS):
+        raise corrupt(path, "invalid manifest: universe must hold rows, cols and tiles")
+    if tuple(u) != UNIVERSE_FIELDS:
+        raise corrupt(path, "manifest not in canonical form: universe fields out of order")
+    for k in UNIVERSE_FIELDS:
+        check_int(u[k], "universe." + k, path, nullable=True)
+        if u[k] == 0:
+            raise corrupt(path, "invalid manifest: universe.%s is 0" % k)
+    if u["tiles"] is None and (u["rows"] is None or u["cols"] is None):
+        raise corrupt(path, "invalid manifest: infinite universe")
+    check_int(m["grundy_max_tiles"], "grundy_max_tiles", path)
+    check_int(m["levels_complete"], "levels_complete", path)
+    levels = m["levels"]
+    if not isinstance(levels, list) or len(levels) != m["levels_complete"]:
+        raise corrupt(path, "invalid manifest: levels must list exactly levels_complete entries")
+    for i, level in enumerate(levels):
+        if not isinstance(level, dict) or level.get("tiles") != i + 1:
+            raise corrupt(path, "invalid manifest: levels[%d] is not level %d" % (i, i + 1))
+        if tuple(level) not in (LEVEL_FIELDS, LEVEL_FIELDS_GRUNDY):
+            raise corrupt(path, "invalid manifest: levels[%d] has fields %s, not %s[, %s]" % (i, list(level), list(LEVEL_FIELDS), LEVEL_FIELDS_GRUNDY[-1]))
+        check_int(level.get("positions"), "levels[%d].positions" % i, path)
+        check_int(level.get("losses"), "levels[%d].losses" % i, path)
+    files = m["files"]
+    if not isinstance(files, dict):
+        raise corrupt(path, "invalid manifest: files is not an object")
+    if list(files) != sorted(files):
+        raise corrupt(path, "manifest not in canonical form: files not sorted by name")
+    for rel, entry in files.items():
+        # Checked before any file is opened: a listed name never leaves the directory.
+        if not plain_relative_name(rel):
+            raise corrupt(path, "invalid manifest: files lists %r, not a plain relative name (absolute, or with an empty, '.' or '..' component)" % rel)
+        if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
+            raise corrupt(path, "invalid manifest: files[%r] lacks sha256" % rel)
+        if tuple(entry) != FILE_FIELDS:
+            raise corrupt(path, "invalid manifest: files[%r] has fields %s, not %s" % (rel, list(entry), list(FILE_FIELDS)))
+        check_int(entry.get("bytes"), "files[%r].bytes" % rel, path)
+
+
+def universe_top(u):
+    """The top level of a universe: min(tiles, rows * cols), absent bounds infinite."""
+    top = u["tiles"] if u["tiles"] is not None else 1 << 62
+    if u["rows"] is not None and u["cols"] is not None:
+        top = min(top, u["rows"] * u["cols"])
+    return top
+
+
+def universe_bounds(u):
+    """The bounds in words, as chomp prints them: "at most 8 rows and 15 columns"."""
+
+    def plural(n, what):
+        return "%d %s%s" % (n, what, "" if n == 1 else "s")
+
+    parts = []
+    if u["rows"] is not None:
+        parts.append(plural(u["rows"], "row"))
+    if u["cols"] is not None:
+        parts.append(plural(u["cols"], "column"))
+    if u["tiles"] is not None:
+        parts.append(plural(u["tiles"], "tile"))
+    last = parts.pop() if parts else ""
+    if not parts:
+        return "at most %s" % last
+    return "at most %s and %s" % (", ".join(parts), last)

@@ -1,0 +1,95 @@
+//! `chomp export`: a table directory as one flat CSV or JSON file.
+
+use chomp_tables::read::export::{self as flat, ExportError, ExportFormat, ExportWhat, DEFAULT_MAX_ENTRIES};
+use chomp_tables::store::tmp_path;
+use chomp_tables::Tables;
+use clap::ValueEnum;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The flags of `chomp export`.
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// The table directory to read.
+    #[arg(long, value_name = "DIR")]
+    tables: PathBuf,
+    /// Output format (columns and shape in FORMAT.md, section 15).
+    #[arg(long, value_enum)]
+    format: Format,
+    /// Every loss (tiles, rank, position), or every position with its outcome and Grundy value.
+    #[arg(long, value_enum, default_value_t = What::Losses)]
+    what: What,
+    /// Write to this file (atomically: a temporary file renamed at the end) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Refuse an export of more than N entries (losses or positions).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ENTRIES)]
+    max_entries: u64,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Json,
+    Csv,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum What {
+    Losses,
+    Positions,
+}
+
+pub fn export(args: &ExportArgs) -> Result<ExitCode, String> {
+    let tables = Tables::open(&args.tables).map_err(|e| e.to_string())?;
+    let what = match args.what {
+        What::Losses => ExportWhat::Losses,
+        What::Positions => ExportWhat::Positions,
+    };
+    let format = match args.format {
+        Format::Json => ExportFormat::Json,
+        Format::Csv => ExportFormat::Csv,
+    };
+    // Refused before anything is written: no temporary file, no partial output.
+    flat::check_size(&tables, what, args.max_entries).map_err(|e| e.to_string())?;
+    let run = |out: &mut dyn Write| flat::export(&tables, what, format, args.max_entries, out);
+    match &args.out {
+        Some(path) => to_file(path, run).map(|_| ExitCode::SUCCESS),
+        None => {
+            let stdout = io::stdout();
+            let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+            match run(&mut out) {
+                Ok(_) => Ok(ExitCode::SUCCESS),
+                // `chomp export ... | head`: the reader has what it wanted.
+                Err(ExportError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+                    std::mem::forget(out); // its drop would flush into the closed pipe again
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => Err(format!("writing to standard output: {e}")),
+            }
+        }
+    }
+}
+
+/// Runs `write` into `PATH.tmp`, then syncs it and renames it to `path`;
+/// on any error the temporary file is removed and `path` left as it was.
+fn to_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<u64, ExportError>) -> Result<u64, String> {
+    let tmp = tmp_path(path);
+    let result = (|| -> Result<u64, String> {
+        let file = File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        let mut out = BufWriter::with_capacity(1 << 16, file);
+        let n = write(&mut out).map_err(|e| match e {
+            ExportError::Io(e) => format!("{}: {e}", tmp.display()),
+            e => e.to_string(),
+        })?;
+        let file = out.into_inner().map_err(|e| format!("{}: {}", tmp.display(), e.error()))?;
+        file.sync_all().map_err(|e| format!("{}: {e}", tmp.display()))?;
+        fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(n)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
