@@ -14,6 +14,7 @@
 //! | [`index`] | level sizes, ranking (position ↔ index), enumeration, work splitting |
 //! | [`store`] | the table format, the manifest, the table directory ([`TableDir`]) |
 //! | [`read`] | opening tables: outcomes, values, moves, openings, verification |
+//! | [`play`] | a computer player with four levels of explicit knowledge |
 //! | `solve` | the level driver, sieve, Grundy pass, memory model (feature `tool`) |
 //! | `cluster` | one process or MPI processes (feature `tool`; MPI with `mpi`) |
 //! | [`report`] | summaries (and plots, feature `tool`) |
@@ -26,6 +27,7 @@
 
 pub mod game;
 pub mod index;
+pub mod play;
 pub mod read;
 pub mod report;
 pub mod store;

@@ -99,6 +99,17 @@ impl Tables {
         Ok((tiles, rank))
     }
 
+    /// Whether the tables answer for `p`: it (or its transpose) lies in their
+    /// universe and its level is complete.
+    pub fn covers(&self, p: &Position) -> bool {
+        self.locate(p).is_ok()
+    }
+
+    /// Whether the tables also hold the Grundy value of `p`.
+    pub fn covers_grundy(&self, p: &Position) -> bool {
+        self.covers(p) && p.tiles() <= self.manifest.grundy_max_tiles
+    }
+
     /// The loss set of a level (loaded and checked on first use).
     ///
     /// # Errors
