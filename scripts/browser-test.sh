@@ -15,9 +15,9 @@ mkdir -p "$work"
 export CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
 [ -x "$CHROMIUM" ] || { echo "browser-test: $CHROMIUM not found (apt-get install -y chromium)" >&2; exit 1; }
 if [ ! -d "$work/node_modules/playwright-core" ]; then
-  (cd "$work" && npm install --no-audit --no-fund --loglevel=error playwright-core@1 >/dev/null)
+  (cd "$work" && npm install --no-audit --no-fund --loglevel=error playwright-core@1.65.1 >/dev/null)
 fi
-cargo build --release --locked --bin chomp
+cargo build --release --locked --quiet
 log="$work/serve.log"
 target/release/chomp serve --tables results/box-8x15 --addr 127.0.0.1:0 >"$work/serve.out" 2>"$log" &
 pid=$!

@@ -241,6 +241,7 @@ fn router(state: Shared, request_timeout: Duration) -> Router {
             TraceLayer::new_for_http()
                 .make_span_with(DefaultMakeSpan::new().level(LogLevel::DEBUG))
                 .on_request(())
+                .on_eos(())
                 .on_response(DefaultOnResponse::new().level(LogLevel::DEBUG)),
         )
 }

@@ -15,6 +15,7 @@ const game = {
   plies: 0,
   maxRows: 8,
   maxCols: 15,
+  tables: [],     // what /v1/tables says
 };
 // For scripts and tests: the state of the game.
 window.chomp = game;
@@ -159,8 +160,8 @@ function newGame(ev) {
   if (ev) ev.preventDefault();
   const rows = Number($("rows").value);
   const cols = Number($("cols").value);
-  if (!(Number.isInteger(rows) && Number.isInteger(cols) && rows >= 1 && cols >= 1 && rows <= game.maxRows && cols <= game.maxCols)) {
-    setStatus(`Choose a rectangle of 1..${game.maxRows} rows and 1..${game.maxCols} columns.`, "error");
+  if (!(Number.isInteger(rows) && Number.isInteger(cols) && rows >= 1 && cols >= 1 && covered(rows, cols))) {
+    setStatus(`The tables do not cover a ${rows}x${cols} rectangle: choose at most ${game.maxRows} rows and ${game.maxCols} columns.`, "error");
     return;
   }
   game.position = Array(rows).fill(cols);
@@ -182,10 +183,20 @@ function newGame(ev) {
   else yourTurn("Your move: click a square to bite it.");
 }
 
+// Whether some table covers the rectangle rows x cols (or its transpose).
+function covered(rows, cols) {
+  if (game.tables.length === 0) return rows <= game.maxRows && cols <= game.maxCols;
+  const fits = (t, r, c) => (t.rows == null || r <= t.rows) && (t.cols == null || c <= t.cols);
+  const tiles = rows * cols;
+  return game.tables.some((t) =>
+    tiles <= t.levels_complete && (t.tiles == null || tiles <= t.tiles) && (fits(t, rows, cols) || fits(t, cols, rows)));
+}
+
 async function init() {
   const q = new URLSearchParams(window.location.search);
   try {
     const t = await getJson("/v1/tables");
+    game.tables = t.tables;
     // The largest box among the tables (a directory bounded by tiles only allows its levels).
     game.maxRows = Math.max(1, ...t.tables.map((x) => x.rows ?? x.levels_complete));
     game.maxCols = Math.max(1, ...t.tables.map((x) => x.cols ?? x.levels_complete));
