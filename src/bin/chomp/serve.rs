@@ -222,7 +222,7 @@ fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
 
 /// The routes and their layers.
 fn router(state: Shared, request_timeout: Duration) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/", get(page))
         .route("/app.js", get(script))
         .route("/style.css", get(style))
@@ -232,7 +232,13 @@ fn router(state: Shared, request_timeout: Duration) -> Router {
         .route("/v1/openings", get(opening))
         .route("/v1/tables", get(list))
         .fallback(not_found)
-        .with_state(state)
+        .with_state(state);
+    layers(routes, request_timeout)
+}
+
+/// Panics caught, request timeout, body limit, CORS for GET, a debug log line per request.
+fn layers(routes: Router, request_timeout: Duration) -> Router {
+    routes
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, request_timeout))
         .layer(RequestBodyLimitLayer::new(4096))
@@ -358,4 +364,40 @@ async fn run(cfg: Config, state: Shared) -> Result<(), String> {
         tracing::warn!("some connections did not finish within 5 s");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+
+    /// Status and body of `GET path` on `app`.
+    async fn fetch(app: Router, path: &str) -> (StatusCode, String) {
+        let svc = TowerToHyperService::new(app);
+        let response = hyper::service::Service::call(&svc, Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+        (status, String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    #[test]
+    fn a_panicking_handler_answers_500_and_the_server_carries_on() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let routes = Router::new()
+                .route("/panic", get(|| async { panic!("a handler panicked") as &'static str }))
+                .route("/blocking", get(|| async { blocking(|| -> Result<String, ApiError> { panic!("a computation panicked") }).await }))
+                .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await }))
+                .route("/health", get(health));
+            let app = layers(routes, Duration::from_millis(200));
+            for path in ["/panic", "/blocking"] {
+                let (status, body) = fetch(app.clone(), path).await;
+                assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{path}");
+                assert!(body.contains("\"error\":\"internal error"), "{path}: {body}");
+            }
+            assert_eq!(fetch(app.clone(), "/slow").await.0, StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(fetch(app, "/health").await, (StatusCode::OK, "{\"status\":\"ok\"}".to_string()));
+        });
+    }
 }
