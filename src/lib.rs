@@ -21,8 +21,9 @@
 //! | `nd` | Chomp in a k-dimensional box and the divisor game (feature `tool`) |
 //!
 //! With `default-features = false` the crate is a reader only: positions,
-//! ranking, table decoding, the manifest and the probe, without rayon,
-//! memmap2, plotters, clap or MPI.
+//! ranking, table decoding, the manifest, the probe and the computer
+//! player, without rayon, memmap2, plotters, clap, MPI or the HTTP server's
+//! dependencies (the server is part of the `chomp` binary, feature `tool`).
 #![warn(missing_docs)]
 
 pub mod game;
