@@ -106,6 +106,13 @@ async function main() {
     s = await settled(page, 0);
     if (s.status !== "your-turn" || s.tiles < 2) fail(`undo: ${s.status} with ${s.tiles} tiles`);
 
+    // The computer starts (a rectangle is a win): its first move leaves a loss.
+    await page.goto(`${base}/?rows=7&cols=11&level=very-hard&start=computer`);
+    s = await settled(page, 1);
+    if (s.status !== "your-turn" || s.plies !== 1) fail(`computer start: ${s.status} after ${s.plies} plies: ${s.text}`);
+    if ((await query(s.position)).outcome !== "loss") fail(`very-hard opened 7x11 with ${s.position}, not a loss`);
+    console.log(`browser-test: very-hard opened 7x11 with ${s.position.join(" ")} (a loss)`);
+
     if (screenshot) {
       // Mid-game in learning mode against easy: the winning moves are marked.
       await page.goto(`${base}/?rows=6&cols=10&level=easy&start=you&learn=1`);
