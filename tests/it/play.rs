@@ -117,6 +117,16 @@ fn levels_are_ordered() {
         let s = score(&t, a, b, 30, 5);
         assert!(s > 0.5, "{a} against {b}: {s}");
     }
+    // Each level's overall score against the three others rises with the level.
+    let mut overall = [0.0; 4];
+    for (i, &a) in Level::ALL.iter().enumerate() {
+        for (j, &b) in Level::ALL.iter().enumerate().skip(i + 1) {
+            let s = score(&t, a, b, 20, 11 + (4 * i + j) as u64);
+            overall[i] += s;
+            overall[j] += 1.0 - s;
+        }
+    }
+    assert!(overall.windows(2).all(|w| w[0] < w[1]), "overall scores {overall:?}");
 }
 
 #[test]
