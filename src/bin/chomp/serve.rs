@@ -257,7 +257,7 @@ fn open_all(dirs: &[PathBuf], lazy: bool) -> Result<Vec<Source>, String> {
     let mut out = Vec::new();
     for dir in dirs {
         let t0 = Instant::now();
-        let tables = Tables::open(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let tables = Tables::open(dir).map_err(|e| e.to_string())?;
         if !lazy {
             let m = tables.manifest();
             for n in 1..=m.levels_complete {
