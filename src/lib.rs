@@ -14,18 +14,21 @@
 //! | [`index`] | level sizes, ranking (position ↔ index), enumeration, work splitting |
 //! | [`store`] | the table format, the manifest, the table directory ([`TableDir`]) |
 //! | [`read`] | opening tables: outcomes, values, moves, openings, verification |
+//! | [`play`] | a computer player with four levels of explicit knowledge |
 //! | `solve` | the level driver, sieve, Grundy pass, memory model (feature `tool`) |
 //! | `cluster` | one process or MPI processes (feature `tool`; MPI with `mpi`) |
 //! | [`report`] | summaries (and plots, feature `tool`) |
 //! | `nd` | Chomp in a k-dimensional box and the divisor game (feature `tool`) |
 //!
 //! With `default-features = false` the crate is a reader only: positions,
-//! ranking, table decoding, the manifest and the probe, without rayon,
-//! memmap2, plotters, clap or MPI.
+//! ranking, table decoding, the manifest, the probe and the computer
+//! player, without rayon, memmap2, plotters, clap, MPI or the HTTP server's
+//! dependencies (the server is part of the `chomp` binary, feature `tool`).
 #![warn(missing_docs)]
 
 pub mod game;
 pub mod index;
+pub mod play;
 pub mod read;
 pub mod report;
 pub mod store;

@@ -2,9 +2,10 @@
 
 use super::{ProbeError, Tables};
 use crate::game::Position;
+use serde::Serialize;
 
 /// Winning first moves of one rectangle.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Opening {
     /// Rows of the rectangle.
     pub rows: u32,
@@ -30,11 +31,23 @@ pub fn rectangle_openings(t: &Tables) -> Result<Vec<Opening>, ProbeError> {
             if rows * cols > top {
                 break;
             }
-            let p = Position::new(&vec![cols; rows as usize]).expect("a rectangle is a position");
-            out.push(Opening { rows, cols, winning_moves: t.winning_moves(&p)? });
+            out.push(rectangle_opening(t, rows, cols)?);
         }
     }
     Ok(out)
+}
+
+/// The winning first moves of the rectangle `rows × cols` (both at least 1).
+///
+/// # Errors
+/// [`ProbeError`] for a rectangle outside the tables, or damaged tables.
+pub fn rectangle_opening(t: &Tables, rows: u32, cols: u32) -> Result<Opening, ProbeError> {
+    let p = Position::new(&vec![cols; rows as usize]).map_err(|_| ProbeError::Outside {
+        position: format!("{rows}x{cols} rectangle"),
+        size: format!("{rows} rows, {cols} columns"),
+        universe: t.manifest().universe.bounds(),
+    })?;
+    Ok(Opening { rows, cols, winning_moves: t.winning_moves(&p)? })
 }
 
 /// The openings as CSV: `rows,cols,winning_moves` with moves as space-separated `row:col`.

@@ -103,6 +103,17 @@ impl Tables {
         Ok((tiles, rank))
     }
 
+    /// Whether the tables answer for `p`: it (or its transpose) lies in their
+    /// universe and its level is complete.
+    pub fn covers(&self, p: &Position) -> bool {
+        self.locate(p).is_ok()
+    }
+
+    /// Whether the tables also hold the Grundy value of `p`.
+    pub fn covers_grundy(&self, p: &Position) -> bool {
+        self.covers(p) && p.tiles() <= self.manifest.grundy_max_tiles
+    }
+
     /// The shard of level `tiles` holding rank `rank`, and the rank within it.
     fn shard_of(&self, tiles: u32, rank: u64) -> (usize, u64) {
         let firsts = &self.firsts[tiles as usize - 1];

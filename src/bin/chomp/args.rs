@@ -140,6 +140,86 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         probe: Option<PathBuf>,
     },
+    /// Let the computer choose a move at one of four levels (see README, "Front ends").
+    #[command(long_about = "Let the computer choose one move from POSITION at a level:\n  \
+        easy       random, but takes a move to a loss of the closed-form families (equal-arm hooks, two rows (a, a-1), two columns)\n  \
+        medium     also knows every loss up to 12 tiles and avoids handing the opponent a winning reply it knows\n  \
+        hard       also knows every loss up to 25 tiles and searches two plies for a move that forces a loss\n  \
+        very-hard  perfect play from the tables: a winning move whenever one exists\n\n\
+        The same --seed always gives the same move. The position must lie in the tables. With --json it prints\n\
+        {\"move\":[row,col],\"position\":[rows after the move],\"level\":...,\"reason\":...}.\n\
+        The position \"1\" (only the poisoned tile) has no move: the game is over.")]
+    Play {
+        /// Row lengths, top row first: "3 2 1" or "3,2,1".
+        position: String,
+        /// The table directory to read, e.g. results/box-8x15.
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// easy, medium, hard or very-hard.
+        #[arg(long, default_value = "very-hard")]
+        level: chomp_tables::play::Level,
+        /// Seed of the player's random choices.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Print JSON: move, position (after the move), level, reason.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Play every level against every other from random rectangles and print the win rates.
+    #[command(long_about = "Play every level against every other level: GAMES games with each side starting, each from a\n\
+        random rectangle inside the tables (from --min-side x --min-side to --max-rows x --max-cols), and print a\n\
+        table of win rates (row level against column level) and each level's overall score.")]
+    Match {
+        /// The table directory to read (very-hard plays from it), e.g. results/box-8x15.
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// Games per pair of levels and per starting side.
+        #[arg(long, default_value_t = 50)]
+        games: u32,
+        /// Seed of the rectangles and of the players.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Fewest rows and columns of a starting rectangle (2 lets the families decide many games at once).
+        #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..))]
+        min_side: u32,
+        /// Largest number of rows of a starting rectangle (default: the tables' box).
+        #[arg(long, value_name = "R")]
+        max_rows: Option<u32>,
+        /// Largest number of columns of a starting rectangle (default: the tables' box).
+        #[arg(long, value_name = "C")]
+        max_cols: Option<u32>,
+    },
+    /// Serve queries, computer moves and a page to play Chomp over HTTP (JSON API, see README).
+    #[command(long_about = "Serve the tables over HTTP:\n  \
+        GET /                                      a page to play Chomp against the computer\n  \
+        GET /v1/query?position=5,3,3,1,1           the JSON of `chomp query --json`\n  \
+        GET /v1/play?position=..&level=hard[&seed=N]  a computer move, the JSON of `chomp play --json`\n  \
+        GET /v1/openings?rows=R&cols=C             winning first moves of a rectangle\n  \
+        GET /v1/tables                             the directories served and their bounds\n  \
+        GET /health                                {\"status\":\"ok\"}\n\n\
+        Errors are JSON {\"error\":...}: 400 for bad input, 404 for a position outside every table.\n\
+        A position is answered from the first directory holding its Grundy value, else the first covering it.\n\
+        Logs go to standard error; set CHOMP_LOG=debug for one line per request. Stops on Ctrl-C or SIGTERM.")]
+    Serve {
+        /// A table directory to serve (repeat for several), e.g. --tables results/box-8x15 --tables results/losses-100.
+        #[arg(long, value_name = "DIR", required = true)]
+        tables: Vec<PathBuf>,
+        /// Address to listen on; port 0 picks a free port (the chosen address is printed).
+        #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+        addr: String,
+        /// Most connections served at once; further ones wait in the listen queue.
+        #[arg(long, value_name = "N", default_value_t = 512)]
+        max_connections: usize,
+        /// Seconds a connection may take to send a request's headers, or stay idle between requests.
+        #[arg(long, value_name = "SECS", default_value_t = 10)]
+        idle_timeout: u64,
+        /// Seconds a request may take to be answered (then 503).
+        #[arg(long, value_name = "SECS", default_value_t = 10)]
+        request_timeout: u64,
+        /// Do not load every level at start (levels then load on first use).
+        #[arg(long)]
+        lazy: bool,
+    },
     /// n-dimensional Chomp in a box d1 x ... x dk: positions, losses, winning first moves, tables.
     Nd(chomp_tables::nd::cli::NdArgs),
     /// The divisor game on N (n-D Chomp in the box of N's exponents + 1): the numbers that win when named first.

@@ -2,7 +2,9 @@
 
 mod args;
 mod export;
+mod play;
 mod read;
+mod serve;
 mod solve;
 
 use args::{Cli, Command};
@@ -61,6 +63,13 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         Command::Plot { tables, out } => read::plot(&tables, &out),
         Command::Bench { probe: Some(tables), .. } => read::bench_probe(&tables),
         Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None } => solve::bench(max_tiles, grundy_max_tiles, dir),
+        Command::Play { position, tables, level, seed, json } => play::play(&position, &tables, level, seed, json),
+        Command::Match { tables, games, seed, min_side, max_rows, max_cols } => {
+            play::tournament(&tables, games, seed, min_side, max_rows, max_cols)
+        }
+        Command::Serve { tables, addr, max_connections, idle_timeout, request_timeout, lazy } => {
+            serve::serve(serve::Config { tables, addr, max_connections, idle_timeout, request_timeout, lazy })
+        }
         Command::Nd(args) => print_nd(chomp_tables::nd::cli::nd(&args)),
         Command::Divisors(args) => print_nd(chomp_tables::nd::cli::divisors(&args)),
     }

@@ -1,0 +1,403 @@
+//! `chomp serve`: the tables, the computer player and a page to play, over HTTP.
+//!
+//! One accept loop on tokio with hyper's HTTP/1 connections (bounded header
+//! size, a timeout for headers and idle keep-alive), a semaphore capping the
+//! connections served at once, axum for routing, and tower-http layers for
+//! panics, request timeouts, CORS, body limits and request logs.
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use chomp_tables::play::{self as player, Level, PlayError};
+use chomp_tables::read::openings;
+use chomp_tables::{Position, ProbeError, Tables};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use serde_json::json;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::cors::{Any, CorsLayer};
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tracing::Level as LogLevel;
+
+/// What `chomp serve` was asked for.
+pub struct Config {
+    pub tables: Vec<PathBuf>,
+    pub addr: String,
+    pub max_connections: usize,
+    pub idle_timeout: u64,
+    pub request_timeout: u64,
+    pub lazy: bool,
+}
+
+/// Largest request head (request line and headers), in bytes.
+const MAX_HEAD: usize = 16 * 1024;
+/// Largest position accepted in a query string, in characters.
+const MAX_POSITION_CHARS: usize = 2048;
+
+/// One table directory served.
+struct Source {
+    name: String,
+    tables: Tables,
+}
+
+/// The shared state: every table directory, opened at start.
+struct Served {
+    sources: Vec<Source>,
+}
+
+type Shared = Arc<Served>;
+
+/// An error answer: a status and `{"error": message}`.
+struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, Json(json!({ "error": self.1 }))).into_response()
+    }
+}
+
+fn bad(msg: impl Into<String>) -> ApiError {
+    ApiError(StatusCode::BAD_REQUEST, msg.into())
+}
+
+impl Served {
+    /// The directory answering for `p`: the first holding its Grundy value, else the first covering it.
+    fn source(&self, p: &Position) -> Result<&Source, ApiError> {
+        self.sources.iter().find(|s| s.tables.covers_grundy(p)).or_else(|| self.sources.iter().find(|s| s.tables.covers(p))).ok_or_else(
+            || {
+                let bounds: Vec<String> = self
+                    .sources
+                    .iter()
+                    .map(|s| {
+                        format!("{}: {}, levels 1..={}", s.name, s.tables.manifest().universe.bounds(), s.tables.manifest().levels_complete)
+                    })
+                    .collect();
+                ApiError(
+                    StatusCode::NOT_FOUND,
+                    format!("position {p} ({} tiles) is outside every table ({})", p.tiles(), bounds.join("; ")),
+                )
+            },
+        )
+    }
+}
+
+fn probe_error(e: ProbeError) -> ApiError {
+    match e {
+        ProbeError::Outside { .. } | ProbeError::MissingLevel { .. } => ApiError(StatusCode::NOT_FOUND, e.to_string()),
+        _ => ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+/// The query string as a map, or a 400.
+fn params(q: Result<Query<HashMap<String, String>>, QueryRejection>) -> Result<HashMap<String, String>, ApiError> {
+    q.map(|Query(m)| m).map_err(|e| bad(format!("invalid query string: {e}")))
+}
+
+fn required<'a>(m: &'a HashMap<String, String>, key: &str, example: &str) -> Result<&'a str, ApiError> {
+    m.get(key).map(|s| s.as_str()).ok_or_else(|| bad(format!("missing parameter {key:?}, e.g. {key}={example}")))
+}
+
+fn position(m: &HashMap<String, String>) -> Result<Position, ApiError> {
+    let text = required(m, "position", "5,3,3,1,1")?;
+    if text.len() > MAX_POSITION_CHARS {
+        return Err(bad(format!("position too long ({} characters; at most {MAX_POSITION_CHARS})", text.len())));
+    }
+    text.parse().map_err(|e| bad(format!("invalid position {text:?}: {e}")))
+}
+
+/// Runs a computation off the async workers; a panic in it becomes a 500.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, format!("internal error: {e}")))?
+}
+
+async fn query(State(s): State<Shared>, q: Result<Query<HashMap<String, String>>, QueryRejection>) -> Result<Response, ApiError> {
+    let p = position(&params(q)?)?;
+    blocking(move || {
+        let answer = s.source(&p)?.tables.answer(&p).map_err(probe_error)?;
+        Ok(Json(answer).into_response())
+    })
+    .await
+}
+
+async fn play(State(s): State<Shared>, q: Result<Query<HashMap<String, String>>, QueryRejection>) -> Result<Response, ApiError> {
+    let m = params(q)?;
+    let p = position(&m)?;
+    let level: Level = required(&m, "level", "hard")?.parse().map_err(|e: player::LevelError| bad(e.to_string()))?;
+    let seed: u64 = match m.get("seed") {
+        Some(t) => t.trim().parse().map_err(|_| bad(format!("invalid seed {t:?}: use an integer 0..={}", u64::MAX)))?,
+        None => 0,
+    };
+    blocking(move || {
+        let source = s.source(&p)?;
+        let mv = player::play(level, &p, seed, Some(&source.tables)).map_err(|e| match e {
+            PlayError::Probe(e) => probe_error(e),
+            e => bad(e.to_string()),
+        })?;
+        Ok(Json(mv).into_response())
+    })
+    .await
+}
+
+fn side(m: &HashMap<String, String>, key: &str) -> Result<u32, ApiError> {
+    let t = required(m, key, "8")?;
+    match t.trim().parse::<u32>() {
+        Ok(n) if (1..=255).contains(&n) => Ok(n),
+        _ => Err(bad(format!("invalid {key} {t:?}: use an integer 1..=255"))),
+    }
+}
+
+async fn opening(State(s): State<Shared>, q: Result<Query<HashMap<String, String>>, QueryRejection>) -> Result<Response, ApiError> {
+    let m = params(q)?;
+    let (rows, cols) = (side(&m, "rows")?, side(&m, "cols")?);
+    blocking(move || {
+        let rect = Position::new(&vec![cols; rows as usize]).map_err(|e| bad(e.to_string()))?;
+        let source = s.source(&rect)?;
+        let o = openings::rectangle_opening(&source.tables, rows, cols).map_err(probe_error)?;
+        Ok(Json(o).into_response())
+    })
+    .await
+}
+
+async fn list(State(s): State<Shared>) -> Json<serde_json::Value> {
+    let list: Vec<serde_json::Value> = s
+        .sources
+        .iter()
+        .map(|src| {
+            let m = src.tables.manifest();
+            json!({
+                "name": src.name,
+                "rows": m.universe.rows,
+                "cols": m.universe.cols,
+                "tiles": m.universe.tiles,
+                "levels_complete": m.levels_complete,
+                "grundy_max_tiles": m.grundy_max_tiles.min(m.levels_complete),
+            })
+        })
+        .collect();
+    Json(json!({ "tables": list }))
+}
+
+async fn health() -> Json<serde_json::Value> {
+    Json(json!({ "status": "ok" }))
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, HeaderValue::from_static(content_type)), (header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))], body)
+        .into_response()
+}
+
+async fn page() -> Response {
+    asset("text/html; charset=utf-8", include_str!("page/index.html"))
+}
+
+async fn script() -> Response {
+    asset("text/javascript; charset=utf-8", include_str!("page/app.js"))
+}
+
+async fn style() -> Response {
+    asset("text/css; charset=utf-8", include_str!("page/style.css"))
+}
+
+async fn not_found() -> ApiError {
+    ApiError(StatusCode::NOT_FOUND, "no such endpoint: see GET /v1/query, /v1/play, /v1/openings, /v1/tables, /health".into())
+}
+
+/// A panic in a handler becomes a JSON 500; the server carries on.
+fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    ApiError(StatusCode::INTERNAL_SERVER_ERROR, "internal error".into()).into_response()
+}
+
+/// The routes and their layers.
+fn router(state: Shared, request_timeout: Duration) -> Router {
+    let routes = Router::new()
+        .route("/", get(page))
+        .route("/app.js", get(script))
+        .route("/style.css", get(style))
+        .route("/health", get(health))
+        .route("/v1/query", get(query))
+        .route("/v1/play", get(play))
+        .route("/v1/openings", get(opening))
+        .route("/v1/tables", get(list))
+        .fallback(not_found)
+        .with_state(state);
+    layers(routes, request_timeout)
+}
+
+/// Panics caught, request timeout, body limit, CORS for GET, a debug log line per request.
+fn layers(routes: Router, request_timeout: Duration) -> Router {
+    routes
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, request_timeout))
+        .layer(RequestBodyLimitLayer::new(4096))
+        .layer(CorsLayer::new().allow_origin(Any).allow_methods([Method::GET]))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(LogLevel::DEBUG))
+                .on_request(())
+                .on_eos(())
+                .on_response(DefaultOnResponse::new().level(LogLevel::DEBUG)),
+        )
+}
+
+/// Opens every directory, and unless `lazy` loads every level (losses and Grundy tables).
+fn open_all(dirs: &[PathBuf], lazy: bool) -> Result<Vec<Source>, String> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let t0 = Instant::now();
+        let tables = Tables::open(dir).map_err(|e| e.to_string())?;
+        if !lazy {
+            let m = tables.manifest();
+            for n in 1..=m.levels_complete {
+                tables.level_losses(n).map_err(|e| e.to_string())?;
+                if let Some(p) = tables.ranking().unrank(n, 0) {
+                    tables.grundy(&p).map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string());
+        tracing::info!(
+            "{}: {} levels{} in {:.1} s",
+            dir.display(),
+            tables.manifest().levels_complete,
+            if lazy { " (lazy)" } else { " loaded" },
+            t0.elapsed().as_secs_f64()
+        );
+        out.push(Source { name, tables });
+    }
+    Ok(out)
+}
+
+pub fn serve(cfg: Config) -> Result<ExitCode, String> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CHOMP_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+    if cfg.max_connections == 0 {
+        return Err("--max-connections must be at least 1".into());
+    }
+    let sources = open_all(&cfg.tables, cfg.lazy)?;
+    let state: Shared = Arc::new(Served { sources });
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    rt.block_on(run(cfg, state))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
+
+async fn run(cfg: Config, state: Shared) -> Result<(), String> {
+    let listener = TcpListener::bind(&cfg.addr).await.map_err(|e| format!("cannot listen on {}: {e}", cfg.addr))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    // The tests and scripts read this line to find the port.
+    println!("chomp serve: listening on http://{local}");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let app = router(state, Duration::from_secs(cfg.request_timeout.max(1)));
+    let slots = Arc::new(Semaphore::new(cfg.max_connections));
+    let graceful = GracefulShutdown::new();
+    let idle = Duration::from_secs(cfg.idle_timeout.max(1));
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(idle).max_buf_size(MAX_HEAD.max(8192)).keep_alive(true);
+    let signal = shutdown_signal();
+    tokio::pin!(signal);
+    loop {
+        // Wait for a free slot before accepting: past the cap, connections wait in the listen queue.
+        let permit = tokio::select! {
+            p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+            _ = &mut signal => break,
+        };
+        let (stream, _peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    // E.g. too many open files: wait a little rather than spin.
+                    tracing::warn!("accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut signal => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!("connection: {e}");
+            }
+            drop(permit);
+        });
+    }
+    tracing::info!("shutting down: finishing the requests in flight");
+    drop(listener);
+    if tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await.is_err() {
+        tracing::warn!("some connections did not finish within 5 s");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+
+    /// Status and body of `GET path` on `app`.
+    async fn fetch(app: Router, path: &str) -> (StatusCode, String) {
+        let svc = TowerToHyperService::new(app);
+        let response = hyper::service::Service::call(&svc, Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+        (status, String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    #[test]
+    fn a_panicking_handler_answers_500_and_the_server_carries_on() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let routes = Router::new()
+                .route("/panic", get(|| async { panic!("a handler panicked") as &'static str }))
+                .route("/blocking", get(|| async { blocking(|| -> Result<String, ApiError> { panic!("a computation panicked") }).await }))
+                .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await }))
+                .route("/health", get(health));
+            let app = layers(routes, Duration::from_millis(200));
+            for path in ["/panic", "/blocking"] {
+                let (status, body) = fetch(app.clone(), path).await;
+                assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{path}");
+                assert!(body.contains("\"error\":\"internal error"), "{path}: {body}");
+            }
+            assert_eq!(fetch(app.clone(), "/slow").await.0, StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(fetch(app, "/health").await, (StatusCode::OK, "{\"status\":\"ok\"}".to_string()));
+        });
+    }
+}

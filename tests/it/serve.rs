@@ -1,0 +1,246 @@
+//! `chomp serve`: the binary started on a free port, spoken to in raw HTTP/1.1
+//! over `TcpStream`, compared with `chomp query --json` and `chomp play --json`.
+
+use crate::common::binary::BIN;
+use crate::common::{assert_ok, chomp, text, Range, SplitMix};
+use crate::play::{random_position, BOX};
+use chomp_tables::{Position, Tables};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const LOSSES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/results/losses-100");
+
+/// A running `chomp serve`, stopped when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .arg("serve")
+            .args(args)
+            .args(["--addr", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chomp serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line.trim().strip_prefix("chomp serve: listening on http://").unwrap_or_else(|| panic!("{line:?}")).parse().unwrap();
+        let server = Server { child, addr };
+        let t0 = Instant::now();
+        while server.get("/health").0 != 200 {
+            assert!(t0.elapsed() < Duration::from_secs(30), "no /health");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    fn connect(&self) -> TcpStream {
+        let s = TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s
+    }
+
+    /// Sends raw bytes on a fresh connection; returns what came back (until the server closes).
+    fn raw(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut s = self.connect();
+        // The server may answer (and close) before it has read everything.
+        let _ = s.write_all(bytes);
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        out
+    }
+
+    /// `GET path`: status and body.
+    fn get(&self, path: &str) -> (u16, String) {
+        let Ok(mut s) = TcpStream::connect(self.addr) else { return (0, String::new()) };
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        write!(s, "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).unwrap();
+        parse(&out)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Status code and body of an HTTP/1.1 response (with a content length).
+fn parse(response: &[u8]) -> (u16, String) {
+    let text = text(response);
+    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+fn json(body: &str) -> serde_json::Value {
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}"))
+}
+
+fn param(p: &Position) -> String {
+    p.rows().iter().map(|r| r.to_string()).collect::<Vec<_>>().join(",")
+}
+
+fn query_cli(p: &Position, dir: &str) -> String {
+    let out = chomp(&["query", &p.to_string(), "--tables", dir, "--json"]);
+    assert_ok(&out, "chomp query");
+    text(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn answers_as_the_command_line_does() {
+    let server = Server::start(&["--tables", BOX, "--tables", LOSSES]);
+    let (boxed, losses) = (Tables::open(Path::new(BOX)).unwrap(), Tables::open(Path::new(LOSSES)).unwrap());
+    let mut rng = SplitMix(99);
+    for _ in 0..25 {
+        let p = random_position(&boxed, &mut rng, 1);
+        let (status, body) = server.get(&format!("/v1/query?position={}", param(&p)));
+        assert_eq!(status, 200, "{p}: {body}");
+        assert_eq!(body, query_cli(&p, BOX), "{p}");
+    }
+    // Positions only losses-100 covers: more than 8 rows and 8 columns, or more than 15 of both.
+    let mut n = 0;
+    while n < 15 {
+        let p = random_position(&losses, &mut rng, 20);
+        if boxed.covers(&p) {
+            continue;
+        }
+        n += 1;
+        let (status, body) = server.get(&format!("/v1/query?position={}", p.to_string().replace(' ', "%20")));
+        assert_eq!(status, 200, "{p}: {body}");
+        assert_eq!(body, query_cli(&p, LOSSES), "{p}");
+        assert!(json(&body)["grundy"].is_null());
+    }
+    // Computer moves as `chomp play --json` prints them.
+    for level in ["easy", "medium", "hard", "very-hard"] {
+        let p = random_position(&boxed, &mut rng, 2);
+        let seed = rng.range(0, 1000).to_string();
+        let (status, body) = server.get(&format!("/v1/play?position={}&level={level}&seed={seed}", param(&p)));
+        assert_eq!(status, 200, "{p}: {body}");
+        let out = chomp(&["play", &p.to_string(), "--tables", BOX, "--level", level, "--seed", &seed, "--json"]);
+        assert_ok(&out, "chomp play");
+        assert_eq!(body, text(&out.stdout).trim());
+    }
+    // Openings of a rectangle, as the library lists them.
+    let (status, body) = server.get("/v1/openings?rows=4&cols=7");
+    assert_eq!(status, 200, "{body}");
+    let want = chomp_tables::read::openings::rectangle_opening(&boxed, 4, 7).unwrap();
+    assert_eq!(body, serde_json::to_string(&want).unwrap());
+    // The tables served, the page and its assets.
+    let tables = json(&server.get("/v1/tables").1);
+    assert_eq!(tables["tables"][0]["rows"], 8);
+    assert_eq!(tables["tables"][1]["name"], "losses-100");
+    let (status, page) = server.get("/");
+    assert!(status == 200 && page.contains("<script src=\"/app.js\">"), "{status}");
+    let (status, js) = server.get("/app.js");
+    assert!(status == 200 && js.contains("dataset.row") && js.contains("/v1/play"), "{status}");
+    assert_eq!(server.get("/style.css").0, 200);
+}
+
+#[test]
+fn bad_input_is_a_400_and_outside_a_404() {
+    let server = Server::start(&["--tables", BOX, "--lazy"]);
+    for path in [
+        "/v1/query",
+        "/v1/query?position=",
+        "/v1/query?position=abc",
+        "/v1/query?position=3,5",
+        "/v1/query?position=3,,2",
+        "/v1/query?position=0",
+        "/v1/query?position=99999999999999999999999",
+        "/v1/play?position=3,2",
+        "/v1/play?position=3,2&level=expert",
+        "/v1/play?position=3,2&level=hard&seed=-1",
+        "/v1/play?position=1&level=easy",
+        "/v1/openings?rows=0&cols=3",
+        "/v1/openings?rows=3",
+        "/v1/openings?rows=x&cols=3",
+    ] {
+        let (status, body) = server.get(path);
+        assert_eq!(status, 400, "{path}: {body}");
+        assert!(json(&body)["error"].as_str().is_some_and(|e| !e.is_empty()), "{path}: {body}");
+    }
+    assert!(json(&server.get("/v1/play?position=1&level=easy").1)["error"].as_str().unwrap().contains("game over"));
+    let long = format!("/v1/query?position={}", "1,".repeat(1500));
+    assert_eq!(server.get(&long).0, 400);
+    for path in [
+        "/v1/query?position=16",
+        "/v1/query?position=1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1",
+        "/v1/play?position=20,20&level=easy",
+        "/v1/openings?rows=9&cols=16",
+        "/nothing",
+    ] {
+        let (status, body) = server.get(path);
+        assert_eq!(status, 404, "{path}: {body}");
+        assert!(json(&body)["error"].is_string(), "{path}: {body}");
+    }
+    assert!(json(&server.get("/v1/query?position=16").1)["error"].as_str().unwrap().contains("outside every table"));
+}
+
+#[test]
+fn garbage_and_huge_requests_do_not_crash_it() {
+    let server = Server::start(&["--tables", BOX, "--lazy"]);
+    let mut rng = SplitMix(5);
+    for n in [1usize, 10, 100, 5000, 100_000] {
+        let bytes: Vec<u8> = (0..n).map(|_| rng.below(256) as u8).collect();
+        server.raw(&bytes);
+    }
+    // A request line of a megabyte, and a header block past the limit.
+    let huge = format!("GET /v1/query?position={} HTTP/1.1\r\nHost: x\r\n\r\n", "1,".repeat(500_000));
+    let (status, _) = parse(&server.raw(huge.as_bytes()));
+    assert!(status == 0 || status >= 400, "{status}");
+    let headers = format!("GET /health HTTP/1.1\r\nHost: x\r\n{}\r\n", "X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n".repeat(2000));
+    let (status, _) = parse(&server.raw(headers.as_bytes()));
+    assert!(status == 0 || status >= 400, "{status}");
+    server.raw(b"POST /v1/query?position=3 HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\nabc");
+    server.raw(b"GET /v1/query?position=%ff%fe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!(server.get("/health"), (200, "{\"status\":\"ok\"}".to_string()));
+}
+
+#[test]
+fn idle_connections_do_not_block_a_request() {
+    let server = Server::start(&["--tables", BOX, "--lazy"]);
+    let idle: Vec<TcpStream> = (0..300).map(|_| server.connect()).collect();
+    let t0 = Instant::now();
+    assert_eq!(server.get("/v1/query?position=3,2,1").0, 200);
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    drop(idle);
+
+    // At the connection cap, idle connections are closed after the idle timeout and make room.
+    let small = Server::start(&["--tables", BOX, "--lazy", "--max-connections", "4", "--idle-timeout", "1"]);
+    let idle: Vec<TcpStream> = (0..4).map(|_| small.connect()).collect();
+    let t0 = Instant::now();
+    assert_eq!(small.get("/health").0, 200);
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    // The idle connections were closed by the server.
+    for mut s in idle {
+        let mut buf = [0u8; 16];
+        assert_eq!(s.read(&mut buf).unwrap_or(0), 0);
+    }
+}
+
+#[test]
+fn sigterm_stops_it_gracefully() {
+    let mut server = Server::start(&["--tables", BOX, "--lazy"]);
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let t0 = Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "{status:?}");
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "still running after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
