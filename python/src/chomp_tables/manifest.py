@@ -7,6 +7,8 @@ from .errors import corrupt
 
 FORMAT_NAME = "chomp-tables"
 VERSION = 1
+#: Format 2 (FORMAT.md section 14): levels split into shards.
+VERSION_SHARDED = 2
 MANIFEST_FIELDS = (
     "format",
     "format_version",
@@ -19,6 +21,21 @@ MANIFEST_FIELDS = (
     "files",
     "checksum",
 )
+MANIFEST_FIELDS_SHARDED = (
+    "format",
+    "format_version",
+    "tool_version",
+    "universe",
+    "grundy_max_tiles",
+    "shard_positions",
+    "levels_complete",
+    "complete",
+    "levels",
+    "shards",
+    "files",
+    "checksum",
+)
+SHARD_FIELDS = ("first", "positions", "losses")
 UNIVERSE_FIELDS = ("rows", "cols", "tiles")
 LEVEL_FIELDS = ("tiles", "positions", "losses")
 LEVEL_FIELDS_GRUNDY = LEVEL_FIELDS + ("grundy_histogram",)
@@ -67,15 +84,17 @@ def check_manifest(m, path, raw):
     # The format and its version first: a newer manifest may differ in anything else.
     if m.get("format") != FORMAT_NAME:
         raise corrupt(path, "invalid manifest: format is %r, not %r" % (m.get("format"), FORMAT_NAME))
-    if m.get("format_version") != VERSION or isinstance(m.get("format_version"), bool):
-        raise corrupt(path, "format version %r, this reader knows only version %d" % (m.get("format_version"), VERSION))
-    if set(m) != set(MANIFEST_FIELDS):
-        missing = [k for k in MANIFEST_FIELDS if k not in m]
-        extra = sorted(k for k in m if k not in MANIFEST_FIELDS)
+    version = m.get("format_version")
+    if version not in (VERSION, VERSION_SHARDED) or isinstance(version, bool):
+        raise corrupt(path, "format version %r, this reader knows versions %d and %d" % (version, VERSION, VERSION_SHARDED))
+    fields = MANIFEST_FIELDS if version == VERSION else MANIFEST_FIELDS_SHARDED
+    if set(m) != set(fields):
+        missing = [k for k in fields if k not in m]
+        extra = sorted(k for k in m if k not in fields)
         raise corrupt(path, "invalid manifest: missing fields %s, unknown fields %s" % (missing, extra))
     # The canonical text below keeps the parsed key order, so the fixed
-    # order of FORMAT.md section 3 is checked here.
-    if tuple(m) != MANIFEST_FIELDS:
+    # order of FORMAT.md sections 3 and 14 is checked here.
+    if tuple(m) != fields:
         raise corrupt(path, "manifest not in canonical form: fields out of order")
     # The checksum covers the values; byte equality with the canonical text covers the rest.
     if not isinstance(m["checksum"], str):
@@ -109,6 +128,8 @@ def check_manifest(m, path, raw):
             raise corrupt(path, "invalid manifest: levels[%d] has fields %s, not %s[, %s]" % (i, list(level), list(LEVEL_FIELDS), LEVEL_FIELDS_GRUNDY[-1]))
         check_int(level.get("positions"), "levels[%d].positions" % i, path)
         check_int(level.get("losses"), "levels[%d].losses" % i, path)
+    if version == VERSION_SHARDED:
+        check_shards(m, path)
     files = m["files"]
     if not isinstance(files, dict):
         raise corrupt(path, "invalid manifest: files is not an object")
@@ -123,6 +144,32 @@ def check_manifest(m, path, raw):
         if tuple(entry) != FILE_FIELDS:
             raise corrupt(path, "invalid manifest: files[%r] has fields %s, not %s" % (rel, list(entry), list(FILE_FIELDS)))
         check_int(entry.get("bytes"), "files[%r].bytes" % rel, path)
+
+
+def check_shards(m, path):
+    """The shard lists of a format 2 manifest tile their levels (FORMAT.md section 14)."""
+    limit = m["shard_positions"]
+    check_int(limit, "shard_positions", path)
+    if not 1 <= limit <= 1 << 32:
+        raise corrupt(path, "invalid manifest: shard_positions %d is not in 1..=2^32" % limit)
+    shards = m["shards"]
+    if not isinstance(shards, list) or len(shards) != m["levels_complete"]:
+        raise corrupt(path, "invalid manifest: shards must list exactly levels_complete levels")
+    for i, (level, ss) in enumerate(zip(m["levels"], shards)):
+        if not isinstance(ss, list) or not ss:
+            raise corrupt(path, "invalid manifest: shards[%d] is not a non-empty list" % i)
+        nxt, losses = 0, 0
+        for s in ss:
+            if not isinstance(s, dict) or tuple(s) != SHARD_FIELDS:
+                raise corrupt(path, "invalid manifest: a shard of level %d has fields other than %s" % (i + 1, list(SHARD_FIELDS)))
+            for k in SHARD_FIELDS:
+                check_int(s[k], "shards[%d].%s" % (i, k), path)
+            if s["first"] != nxt or not 1 <= s["positions"] <= limit or s["losses"] > s["positions"]:
+                raise corrupt(path, "invalid manifest: level %d: shards do not tile the level in order" % (i + 1))
+            nxt += s["positions"]
+            losses += s["losses"]
+        if nxt != level.get("positions") or losses != level.get("losses"):
+            raise corrupt(path, "invalid manifest: level %d: shards do not add up to the level's positions and losses" % (i + 1))
 
 
 def universe_top(u):

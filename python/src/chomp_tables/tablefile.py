@@ -15,6 +15,11 @@ HEADER_LEN = 64
 # positions, losses, payload_len, payload_crc32, header_crc32 (little-endian)
 HEADER = struct.Struct("<8sHHIIIIIQQQII")
 assert HEADER.size == HEADER_LEN
+#: Version 2 (FORMAT.md section 14): shard index, first rank, shard count, then the CRC.
+VERSION_SHARDED = 2
+HEADER_LEN_SHARDED = 80
+HEADER_SHARDED = struct.Struct("<8sHHIIIIIQQQIIQII")
+assert HEADER_SHARDED.size == HEADER_LEN_SHARDED
 KIND_LOSSES = 1
 KIND_GRUNDY = 2
 KIND_NAMES = {KIND_LOSSES: "losses", KIND_GRUNDY: "grundy"}
@@ -92,21 +97,29 @@ def parse_table(path, data, expect_kind=None):
     (magic, version, kind, tiles, max_rows, max_cols, max_tiles, block_size, positions, losses, payload_len, payload_crc, header_crc) = fields
     if magic != MAGIC:
         raise corrupt(path, "not a chomp table (wrong magic bytes)")
-    if version != VERSION:
-        raise corrupt(path, "table format version %d, this reader knows only version %d" % (version, VERSION))
+    if version not in (VERSION, VERSION_SHARDED):
+        raise corrupt(path, "table format version %d, this reader knows versions %d and %d" % (version, VERSION, VERSION_SHARDED))
+    header_len, shard = HEADER_LEN, None
+    if version == VERSION_SHARDED:
+        if len(data) < HEADER_LEN_SHARDED:
+            raise corrupt(path, "truncated: %d bytes, shorter than the 80-byte header" % len(data))
+        index, first, count, header_crc = HEADER_SHARDED.unpack_from(data, 0)[-4:]
+        header_len, shard = HEADER_LEN_SHARDED, {"shard": index, "first": first, "shards": count}
+        if index >= count:
+            raise corrupt(path, "shard index beyond the level's shard count")
     view = memoryview(data)
-    if crc32(view[0:60]) != header_crc:
+    if crc32(view[0 : header_len - 4]) != header_crc:
         raise corrupt(path, "header checksum mismatch")
     if kind not in KIND_NAMES:
         raise corrupt(path, "unknown table kind %d" % kind)
     if expect_kind is not None and kind != expect_kind:
         raise corrupt(path, "expected a %s table, found a %s table" % (KIND_NAMES[expect_kind], KIND_NAMES[kind]))
-    if payload_len != len(data) - HEADER_LEN:
-        raise corrupt(path, "truncated or padded: header announces %d payload bytes, file has %d" % (payload_len, len(data) - HEADER_LEN))
-    payload = view[HEADER_LEN:]
+    if payload_len != len(data) - header_len:
+        raise corrupt(path, "truncated or padded: header announces %d payload bytes, file has %d" % (payload_len, len(data) - header_len))
+    payload = view[header_len:]
     if crc32(payload) != payload_crc:
         raise corrupt(path, "payload checksum mismatch")
-    if positions == 0 or positions > 0xFFFFFFFF:
+    if positions == 0 or positions > (0xFFFFFFFF if shard is None else 1 << 32):
         raise corrupt(path, "level size %d out of range" % positions)
     if losses > positions:
         raise corrupt(path, "more losses than positions")
@@ -126,6 +139,8 @@ def parse_table(path, data, expect_kind=None):
         "losses": losses,
         "payload_len": payload_len,
     }
+    if shard is not None:
+        header.update(shard)
     return header, payload
 
 

@@ -1,6 +1,7 @@
 """An open table directory: outcome, Grundy value and moves of a position,
 read lazily from the tables (FORMAT.md section 9)."""
 
+import bisect
 import hashlib
 import os
 
@@ -20,7 +21,8 @@ def _plural(n, what):
 
 
 class LossLevel:
-    """The loss set of one level of format 1: one checked table, its roaring
+    """The loss set of one table (a level in format 1, a shard of one in
+    format 2): ranks relative to the table's first position, its roaring
     bitmap read in place."""
 
     def __init__(self, path, header, payload):
@@ -75,6 +77,12 @@ class Tables:
         for i, level in enumerate(m["levels"]):
             if level["positions"] != self.ranking.size(i + 1):
                 raise corrupt(path, "invalid manifest: level %d has %d positions, the ranking counts %d" % (i + 1, level["positions"], self.ranking.size(i + 1)))
+        # Each level's shards as (first, positions, losses); one per level in format 1.
+        if m["format_version"] == 1:
+            self._shards = [[(0, lv["positions"], lv["losses"])] for lv in m["levels"]]
+        else:
+            self._shards = [[(s["first"], s["positions"], s["losses"]) for s in ss] for ss in m["shards"]]
+        self._firsts = [[s[0] for s in ss] for ss in self._shards]
         self._losses = {}
         self._grundy = {}
 
@@ -96,9 +104,11 @@ class Tables:
             raise TableError("%s: %s" % (path, e.strerror or e)) from None
         return path, data, entry
 
-    def _open_table(self, kind, n):
+    def _open_table(self, kind, n, shard):
+        """Reads and checks table `shard` of level `n` (FORMAT.md sections 10 and 14)."""
         letter, sub = ("L", "losses") if kind == KIND_LOSSES else ("G", "grundy")
-        rel = "%s/%s%04d.cht" % (sub, letter, n)
+        sharded = self.manifest["format_version"] == 2
+        rel = "%s/%s%04d-%04d.cht" % (sub, letter, n, shard) if sharded else "%s/%s%04d.cht" % (sub, letter, n)
         path, data, entry = self._read_listed(rel)
         # The structure first (more precise messages), then the manifest's size and SHA-256.
         header, payload = parse_table(path, data, kind)
@@ -106,49 +116,58 @@ class Tables:
             raise corrupt(path, "%d bytes, manifest.json says %d" % (len(data), entry["bytes"]))
         if hashlib.sha256(data).hexdigest() != entry["sha256"].lower():
             raise corrupt(path, "SHA-256 differs from manifest.json")
-        level = self.manifest["levels"][n - 1]
+        first, positions, losses = self._shards[n - 1][shard]
         want = {
+            "version": 2 if sharded else 1,
             "tiles": n,
             "max_rows": self.rows_bound or 0,
             "max_cols": self.cols_bound or 0,
             "max_tiles": self.tiles_bound or 0,
-            "positions": self.ranking.size(n),
-            "losses": level["losses"],
+            "positions": positions,
+            "losses": losses,
         }
+        if sharded:
+            want.update({"shard": shard, "first": first, "shards": len(self._shards[n - 1])})
+        if not sharded and positions != self.ranking.size(n):
+            raise corrupt(path, "level %d has %d positions, the ranking counts %d" % (n, positions, self.ranking.size(n)))
         for k, v in want.items():
-            if header[k] != v:
-                raise corrupt(path, "header field %s is %d, the manifest implies %d" % (k, header[k], v))
+            if header.get(k) != v:
+                raise corrupt(path, "header field %s is %s, the manifest implies %d" % (k, header.get(k), v))
         return path, header, payload
 
-    def _loss_level(self, n):
-        """The loss set of level `n` (read and checked on first use, then cached)."""
-        level = self._losses.get(n)
-        if level is None:
-            path, header, payload = self._open_table(KIND_LOSSES, n)
-            level = LossLevel(path, header, payload)
-            self._losses[n] = level
-        return level
+    def _shard_of(self, n, rank):
+        """(shard index, rank within the shard) of rank `rank` of level `n`."""
+        firsts = self._firsts[n - 1]
+        i = bisect.bisect_right(firsts, rank) - 1
+        return i, rank - firsts[i]
+
+    def _loss_table(self, n, shard):
+        """The losses of table `shard` of level `n` (read and checked on first use, then cached)."""
+        table = self._losses.get((n, shard))
+        if table is None:
+            path, header, payload = self._open_table(KIND_LOSSES, n, shard)
+            table = LossLevel(path, header, payload)
+            self._losses[(n, shard)] = table
+        return table
 
     def is_loss_rank(self, n, rank):
-        """Whether the position of rank `rank` in level `n` is a loss.
+        """Whether the position of rank `rank` in level `n` is a loss: the
+        shard holding `rank` is asked (the whole level in format 1)."""
+        shard, r = self._shard_of(n, rank)
+        return self._loss_table(n, shard).contains(r)
 
-        Every loss lookup goes through here: a directory whose levels are
-        split into shards by rank range would find the shard holding `rank`
-        here and ask its bitmap, and nothing else would change."""
-        return self._loss_level(n).contains(rank)
-
-    def grundy_table(self, n):
-        """The Grundy table of level `n` (read and checked on first use)."""
-        table = self._grundy.get(n)
+    def grundy_table(self, n, shard=0):
+        """Grundy table `shard` of level `n` (read and checked on first use)."""
+        table = self._grundy.get((n, shard))
         if table is None:
-            path, header, payload = self._open_table(KIND_GRUNDY, n)
+            path, header, payload = self._open_table(KIND_GRUNDY, n, shard)
             table = GrundyTable(path, header, payload)
-            self._grundy[n] = table
+            self._grundy[(n, shard)] = table
         return table
 
     def levels_loaded(self):
         """The levels whose loss tables have been read so far (sorted)."""
-        return sorted(self._losses)
+        return sorted({n for n, _ in self._losses})
 
     # ------------------------------------------------------------ positions
 
@@ -177,8 +196,9 @@ class Tables:
     def _grundy_at(self, n, rank, loss, rows):
         if n > min(self.grundy_max_tiles, self.levels_complete):
             return None
-        table = self.grundy_table(n)
-        g = table.value(rank)
+        shard, r = self._shard_of(n, rank)
+        table = self.grundy_table(n, shard)
+        g = table.value(r)
         if (g == 0) != loss:
             raise corrupt(table.path, "Grundy value %d of %s contradicts the loss table" % (g, format_rows(rows)))
         return g
