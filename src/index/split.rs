@@ -60,16 +60,41 @@ pub fn unit_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], canonical: boo
         .collect()
 }
 
+/// What a split of a level into shares balances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Balance {
+    /// Every position (e.g. the memory of one bit or byte per position).
+    All,
+    /// Canonical positions only (work that visits one of each conjugate pair).
+    Canonical,
+    /// Both at once, equally weighted: the sieve's shares, whose mark bits
+    /// cost memory for every position while its work falls on canonical ones
+    /// (denser where top rows are long).
+    Both,
+}
+
+/// The weights of `units` for a split balancing `balance`.
+fn balance_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], balance: Balance) -> Vec<u64> {
+    match balance {
+        Balance::All => unit_weights(ranking, n, units, false),
+        Balance::Canonical => unit_weights(ranking, n, units, true),
+        Balance::Both => {
+            let (all, canonical) = (unit_weights(ranking, n, units, false), unit_weights(ranking, n, units, true));
+            let (ta, tc) = (all.iter().sum::<u64>().max(1) as f64, canonical.iter().sum::<u64>().max(1) as f64);
+            // Each sum scaled to 2^40 (exact enough for balance, no overflow).
+            all.iter().zip(&canonical).map(|(&a, &c)| ((a as f64 / ta + c as f64 / tc) * (1u64 << 40) as f64) as u64).collect()
+        }
+    }
+}
+
 /// Share `part` of `parts` of level `n`: a contiguous run of its work
-/// units, balanced by the positions they visit (canonical ones only with
-/// `canonical`). One part is the whole level.
-pub fn level_share(ranking: &Ranking, n: u32, canonical: bool, part: usize, parts: usize) -> Vec<Vec<u8>> {
+/// units, balanced as `balance` says. One part is the whole level.
+pub fn level_share(ranking: &Ranking, n: u32, balance: Balance, part: usize, parts: usize) -> Vec<Vec<u8>> {
     let mut units = level_units(ranking, n);
     if parts == 1 {
         return units;
     }
-    let weights = unit_weights(ranking, n, &units, canonical);
-    let mine = split_weighted(&weights, parts, part);
+    let mine = split_weighted(&balance_weights(ranking, n, &units, balance), parts, part);
     units.drain(mine).collect()
 }
 
@@ -123,12 +148,12 @@ pub fn shard_ranges(ranking: &Ranking, n: u32, limit: u64) -> Vec<Range<u64>> {
 
 /// The rank range of share `part` of `parts` of level `n` (see
 /// [`level_share`]): the positions whose marks that part owns.
-pub fn share_range(ranking: &Ranking, n: u32, canonical: bool, part: usize, parts: usize) -> Range<u64> {
+pub fn share_range(ranking: &Ranking, n: u32, balance: Balance, part: usize, parts: usize) -> Range<u64> {
     if parts == 1 {
         return 0..ranking.size(n);
     }
     let units = level_units(ranking, n);
-    let mine = split_weighted(&unit_weights(ranking, n, &units, canonical), parts, part);
+    let mine = split_weighted(&balance_weights(ranking, n, &units, balance), parts, part);
     let start: u64 = units[..mine.start].iter().map(|u| prefix_size(ranking, n, u)).sum();
     let len: u64 = units[mine].iter().map(|u| prefix_size(ranking, n, u)).sum();
     start..start + len

@@ -60,31 +60,32 @@ fn level_with<S: Seen>(
     comm: &dyn Comm,
 ) -> Result<LevelGrundy, GrundyOverflow> {
     let sym = ranking.universe().is_symmetric();
-    let results: Vec<Result<(u64, u64), GrundyOverflow>> = split::level_share(ranking, n, sym, comm.process(), comm.processes())
-        .par_iter()
-        .map_init(Scratch::default, |scratch, prefix| {
-            let (mut evaluated, mut lookups) = (0u64, 0u64);
-            let mut overflow = false;
-            ranking.for_each_with_prefix(n, prefix, sym, |rank, rows| {
-                let (g, looked) = value_of::<S>(ranking, rows, rank, lower, scratch);
-                lookups += looked;
-                evaluated += 1;
-                if g > 255 {
-                    overflow = true;
-                    return;
+    let results: Vec<Result<(u64, u64), GrundyOverflow>> =
+        split::level_share(ranking, n, if sym { split::Balance::Canonical } else { split::Balance::All }, comm.process(), comm.processes())
+            .par_iter()
+            .map_init(Scratch::default, |scratch, prefix| {
+                let (mut evaluated, mut lookups) = (0u64, 0u64);
+                let mut overflow = false;
+                ranking.for_each_with_prefix(n, prefix, sym, |rank, rows| {
+                    let (g, looked) = value_of::<S>(ranking, rows, rank, lower, scratch);
+                    lookups += looked;
+                    evaluated += 1;
+                    if g > 255 {
+                        overflow = true;
+                        return;
+                    }
+                    out[rank as usize].store(g as u8, Ordering::Relaxed);
+                    if sym && rows.len() < rows[0] as usize {
+                        out[conjugate_rank(ranking, rows) as usize].store(g as u8, Ordering::Relaxed);
+                    }
+                });
+                if overflow {
+                    Err(GrundyOverflow { tiles: n })
+                } else {
+                    Ok((evaluated, lookups))
                 }
-                out[rank as usize].store(g as u8, Ordering::Relaxed);
-                if sym && rows.len() < rows[0] as usize {
-                    out[conjugate_rank(ranking, rows) as usize].store(g as u8, Ordering::Relaxed);
-                }
-            });
-            if overflow {
-                Err(GrundyOverflow { tiles: n })
-            } else {
-                Ok((evaluated, lookups))
-            }
-        })
-        .collect();
+            })
+            .collect();
     let mut total = LevelGrundy { evaluated: 0, lookups: 0 };
     for r in results {
         let (e, l) = r?;

@@ -25,6 +25,10 @@ use roaring::RoaringTreemap;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// How processes share a level: the bits of a share cost memory for all its
+/// positions, its work falls on canonical ones; balance both.
+const SHARES: split::Balance = split::Balance::Both;
+
 /// Reloaded losses per rayon task.
 const TASK_LOSSES: usize = 256;
 
@@ -42,8 +46,10 @@ pub struct LevelLosses {
 /// decided, holding the marks pushed by the losses of the decided levels.
 ///
 /// With several processes each owns a contiguous rank range of every level
-/// (its share of the scan, balanced by positions) and holds the marks of
-/// that range only: memory per process is about `1/K` of one process's.
+/// (its share of the scan) and holds the marks of that range only. Shares
+/// balance all positions (the memory of their bits) and canonical ones (the
+/// work of marks and scan, denser where top rows are long) at once: memory
+/// per process is well under half of one process's from 4 processes on.
 /// Every process pushes every loss, marking only the parents it owns; a
 /// level's losses are gathered from the scans of its owners.
 pub struct Frontier {
@@ -116,10 +122,9 @@ impl Frontier {
     /// When the memory cannot be mapped.
     pub fn new(ranking: &Ranking, decided: u32, comm: &dyn Comm) -> io::Result<Self> {
         let top = ranking.max_tiles();
-        let sym = ranking.universe().is_symmetric();
         let (mut marks, mut base) = (Vec::with_capacity(top as usize + 1), Vec::with_capacity(top as usize + 1));
         for n in 0..=top {
-            let range = if n == 0 { 0..0 } else { split::share_range(ranking, n, sym, comm.process(), comm.processes()) };
+            let range = if n == 0 { 0..0 } else { split::share_range(ranking, n, SHARES, comm.process(), comm.processes()) };
             marks.push(if n > decided { Some(MappedBits::anonymous(range.end - range.start)?) } else { None });
             base.push(range.start);
         }
@@ -177,7 +182,7 @@ impl Frontier {
         // conjugate, which the scan skips). One process pushes each loss at
         // once; several push every loss once all are known.
         let push_now = ranks == 1;
-        let acc = split::level_share(ranking, n, sym, me, ranks)
+        let acc = split::level_share(ranking, n, SHARES, me, ranks)
             .par_iter()
             .fold(Acc::new(top), |mut acc, prefix| {
                 let Acc { scratch, found, scanned, conj } = &mut acc;
