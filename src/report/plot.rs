@@ -5,7 +5,7 @@
 //! name the run (`8×15 box: …`, `tile counts to 110: …`); tile counts are
 //! integer ticks.
 
-use super::summary::{LevelStats, CONJECTURED_RATIO};
+use super::summary::{ratio_trend, LevelStats, RatioTrend, CONJECTURED_RATIO};
 use crate::game::Universe;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -39,7 +39,13 @@ struct Run<'a> {
     /// Whether rows or columns are bounded (the 0.283… limit is conjectured
     /// for unbounded levels: all partitions of `n`).
     bounded: bool,
+    /// The fitted trend of the ratio past [`TREND_FROM`] tiles, for long tile runs.
+    trend: Option<RatioTrend>,
 }
+
+/// First level of the conjecture ratio's fitted trend (drawn when the run
+/// reaches at least 10 levels past it).
+pub const TREND_FROM: u32 = 90;
 
 /// How plot titles name a run: `8×15 box`, `tile counts to 110`,
 /// `at most 3 rows, tile counts to 200`, …
@@ -115,11 +121,18 @@ where
         .draw_series(LineSeries::new(vec![(x_min, CONJECTURED_RATIO), (x_max, CONJECTURED_RATIO)], RED.stroke_width(2)))?
         .label(limit)
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+    if let Some(t) = run.trend {
+        let green = RGBColor(0, 150, 0);
+        chart
+            .draw_series(LineSeries::new(vec![(t.from, t.at(t.from as f64)), (t.to, t.at(t.to as f64))], green.stroke_width(3)))?
+            .label(format!("fit {}–{}: slope {:.2e} ± {:.1e} per tile", t.from, t.to, t.slope, t.slope_error))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], green.stroke_width(3)));
+    }
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
+        .position(SeriesLabelPosition::LowerRight)
         .draw()?;
     Ok(())
 }
@@ -207,7 +220,10 @@ where
 /// [`PlotError`] when a file cannot be drawn or written.
 pub fn plot_all(levels: &[LevelStats], universe: &Universe, dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     register_fonts();
-    let run = Run { levels, label: run_label(universe), bounded: universe.rows.is_some() || universe.cols.is_some() };
+    let bounded = universe.rows.is_some() || universe.cols.is_some();
+    let long = levels.last().is_some_and(|l| l.tiles >= TREND_FROM + 10);
+    let trend = if long && !bounded { ratio_trend(levels, TREND_FROM) } else { None };
+    let run = Run { levels, label: run_label(universe), bounded, trend };
     fn render(run: &Run, path: &Path, svg: bool, f: ChartFn) -> DrawResult {
         let size = (960, 600);
         if svg {

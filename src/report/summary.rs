@@ -95,3 +95,127 @@ pub fn grundy_histogram_csv(levels: &[LevelStats]) -> String {
     }
     s
 }
+
+/// Merges the level statistics of several runs of tile-count universes
+/// (e.g. a loss frontier and a Grundy run) into levels `1..=top`: where runs
+/// overlap their positions and losses must agree; a level's Grundy
+/// histogram comes from whichever run has it (and must agree where several do).
+///
+/// # Errors
+/// A one-line description of the first disagreement or gap.
+pub fn merge_levels(runs: &[(String, Vec<LevelStats>)]) -> Result<Vec<LevelStats>, String> {
+    let top = runs.iter().map(|(_, l)| l.len()).max().unwrap_or(0);
+    let mut out: Vec<LevelStats> = Vec::with_capacity(top);
+    for i in 0..top {
+        let mut merged: Option<LevelStats> = None;
+        for (name, levels) in runs {
+            let Some(l) = levels.get(i) else { continue };
+            let Some(m) = merged.as_mut() else {
+                merged = Some(l.clone());
+                continue;
+            };
+            if (m.tiles, m.positions, m.losses) != (l.tiles, l.positions, l.losses) {
+                return Err(format!(
+                    "level {}: {name} has {} positions and {} losses, another run {} and {}",
+                    l.tiles, l.positions, l.losses, m.positions, m.losses
+                ));
+            }
+            match (&m.grundy_histogram, &l.grundy_histogram) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err(format!("level {}: {name}'s Grundy histogram differs from another run's", l.tiles))
+                }
+                (None, Some(b)) => m.grundy_histogram = Some(b.clone()),
+                _ => {}
+            }
+        }
+        out.push(merged.expect("some run holds level i"));
+    }
+    Ok(out)
+}
+
+/// A least-squares line through the conjecture ratio (`y = a + b·tiles`)
+/// over the levels `from..`, with the standard error of its slope.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RatioTrend {
+    /// First level of the fit.
+    pub from: u32,
+    /// Last level of the fit.
+    pub to: u32,
+    /// Value of the line at 0 tiles.
+    pub intercept: f64,
+    /// Change of the ratio per tile.
+    pub slope: f64,
+    /// Standard error of `slope`.
+    pub slope_error: f64,
+}
+
+impl RatioTrend {
+    /// The line's value at `tiles`.
+    pub fn at(&self, tiles: f64) -> f64 {
+        self.intercept + self.slope * tiles
+    }
+}
+
+/// The trend of the conjecture ratio from level `from` on (at least 3 levels).
+pub fn ratio_trend(levels: &[LevelStats], from: u32) -> Option<RatioTrend> {
+    let pts: Vec<(f64, f64)> = levels.iter().filter(|l| l.tiles >= from).map(|l| (l.tiles as f64, l.conjecture_ratio())).collect();
+    let n = pts.len() as f64;
+    if pts.len() < 3 {
+        return None;
+    }
+    let (mx, my) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let slope = sxy / sxx;
+    let intercept = my - slope * mx;
+    let rss: f64 = pts.iter().map(|p| (p.1 - intercept - slope * p.0).powi(2)).sum();
+    let slope_error = (rss / (n - 2.0) / sxx).sqrt();
+    Some(RatioTrend { from, to: levels.last()?.tiles, intercept, slope, slope_error })
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+
+    fn level(tiles: u32, losses: u64, grundy: bool) -> LevelStats {
+        LevelStats {
+            tiles,
+            positions: 100 + tiles as u64,
+            losses,
+            grundy_histogram: grundy.then(|| vec![losses, 100 + tiles as u64 - losses]),
+        }
+    }
+
+    #[test]
+    fn runs_merge_and_disagreements_are_refused() {
+        let losses: Vec<_> = (1..=6).map(|n| level(n, n as u64, false)).collect();
+        let grundy: Vec<_> = (1..=3).map(|n| level(n, n as u64, true)).collect();
+        let m = merge_levels(&[("a".into(), losses.clone()), ("b".into(), grundy)]).unwrap();
+        assert_eq!(m.len(), 6);
+        assert!(m[..3].iter().all(|l| l.grundy_histogram.is_some()) && m[3..].iter().all(|l| l.grundy_histogram.is_none()));
+        let bad = vec![level(1, 1, false), level(2, 3, false)];
+        let err = merge_levels(&[("a".into(), losses), ("b".into(), bad)]).unwrap_err();
+        assert!(err.starts_with("level 2: b has"), "{err}");
+    }
+
+    #[test]
+    fn trend_of_a_line_is_exact() {
+        // losses chosen so that the ratio is close to a line; the fit recovers a small error.
+        let levels: Vec<_> = (1..=20)
+            .map(|n| {
+                let positions = 1_000_000u64 + n as u64;
+                let ratio = 0.3 - 0.001 * n as f64;
+                LevelStats {
+                    tiles: n,
+                    positions,
+                    losses: (ratio * positions as f64 / (positions as f64).ln()).round() as u64,
+                    grundy_histogram: None,
+                }
+            })
+            .collect();
+        let t = ratio_trend(&levels, 5).unwrap();
+        assert!((t.slope + 0.001).abs() < 1e-5 && t.slope_error < 1e-5, "{t:?}");
+        assert_eq!((t.from, t.to), (5, 20));
+        assert!(ratio_trend(&levels[..4], 1).is_some() && ratio_trend(&levels, 19).is_none());
+    }
+}

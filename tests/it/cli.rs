@@ -390,3 +390,32 @@ fn run_a_job_file() {
     assert_eq!(fs::read(other.join("summary.csv")).unwrap(), fs::read(dir.join("summary.csv")).unwrap());
     assert_no_tmp_files(tmp.path());
 }
+
+#[test]
+fn summary_and_plot_merge_runs() {
+    // A loss run and a Grundy run of fewer levels: merged level by level.
+    let tmp = tempfile::tempdir().unwrap();
+    let (losses, grundy, other) = (tmp.path().join("losses"), tmp.path().join("grundy"), tmp.path().join("other"));
+    chomp_solve(&losses, &["--max-tiles", "24", "--quiet"]);
+    chomp_solve(&grundy, &["--max-tiles", "16", "--grundy-max-tiles", "16", "--quiet"]);
+    let out = tmp.path().join("merged");
+    let (l, g, o) = (losses.to_str().unwrap(), grundy.to_str().unwrap(), out.to_str().unwrap());
+    assert_ok(&chomp(&["summary", "--tables", l, "--tables", g, "--out", o]), "summary of two runs");
+    let csv = fs::read_to_string(out.join("summary.csv")).unwrap();
+    let want = fs::read_to_string(losses.join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 25);
+    for (got, base) in csv.lines().zip(want.lines()).skip(1) {
+        let tiles: u32 = got.split(',').next().unwrap().parse().unwrap();
+        // Same statistics; the largest Grundy value only where the Grundy run has it.
+        assert!(got.starts_with(base.trim_end_matches(',')), "{got} vs {base}");
+        assert_eq!(got.ends_with(','), tiles > 16, "{got}");
+    }
+    let hist = fs::read_to_string(out.join("grundy_histogram.csv")).unwrap();
+    assert_eq!(hist, fs::read_to_string(grundy.join("grundy_histogram.csv")).unwrap());
+    assert_ok(&chomp(&["plot", "--tables", l, "--tables", g, "--out", o]), "plot of two runs");
+    assert!(out.join("conjecture-ratio.png").exists() && out.join("grundy-heatmap.svg").exists());
+    // Runs that disagree, or are not tile runs, are refused in one line.
+    chomp_solve(&other, &["--rows", "4", "--cols", "6", "--quiet"]);
+    let line = assert_one_line_error(&chomp(&["summary", "--tables", l, "--tables", other.to_str().unwrap(), "--out", o]), "box");
+    assert!(line.contains("tile-count runs"), "{line}");
+}

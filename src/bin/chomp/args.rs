@@ -97,10 +97,21 @@ pub enum Command {
     Export(crate::export::ExportArgs),
     /// Draw the plots of a table directory (PNG and SVG): loss share, conjecture ratio, Grundy heat map.
     Plot {
-        /// The table directory to read (its manifest's level statistics).
-        #[arg(long, value_name = "DIR")]
-        tables: PathBuf,
+        /// Table directories to read (their manifests' level statistics; repeat to merge
+        /// runs, e.g. a loss frontier and a Grundy run; an unfinished run gives its completed levels).
+        #[arg(long, value_name = "DIR", required = true)]
+        tables: Vec<PathBuf>,
         /// Where to write loss-share, conjecture-ratio and grundy-heatmap .png/.svg (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// Write summary.csv, summary.json and grundy_histogram.csv of one or more runs (merged
+    /// level by level; they must agree where they overlap) and print the conjecture ratio's trend.
+    Summary {
+        /// Table directories to read (repeat to merge; an unfinished run gives its completed levels).
+        #[arg(long, value_name = "DIR", required = true)]
+        tables: Vec<PathBuf>,
+        /// Where to write the files (created if missing).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },

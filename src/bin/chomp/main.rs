@@ -61,6 +61,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         }
         Command::Export(args) => export::export(&args),
         Command::Plot { tables, out } => read::plot(&tables, &out),
+        Command::Summary { tables, out } => read::summary(&tables, &out),
         Command::Bench { probe: Some(tables), .. } => read::bench_probe(&tables),
         Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None } => solve::bench(max_tiles, grundy_max_tiles, dir),
         Command::Play { position, tables, level, seed, json } => play::play(&position, &tables, level, seed, json),

@@ -2,11 +2,11 @@
 
 use chomp_tables::game::ichomp;
 use chomp_tables::read::{openings as rect, verify as check};
-use chomp_tables::report::plot;
+use chomp_tables::report::{plot, summary};
 use chomp_tables::store::write_atomic;
 use chomp_tables::{Outcome, Position, Tables};
 use std::ops::RangeInclusive;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -127,11 +127,52 @@ pub fn verify(dir: &Path, samples: u64, seed: u64, levels: RangeInclusive<u32>, 
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn plot(dir: &Path, out: &Path) -> Result<ExitCode, String> {
-    let manifest = chomp_tables::TableDir::new(dir).read_manifest().map_err(|e| e.to_string())?;
+/// The level statistics of several runs, merged, and the universe that names them.
+fn merged_levels(dirs: &[PathBuf]) -> Result<(Vec<chomp_tables::report::LevelStats>, chomp_tables::Universe), String> {
+    let mut runs = Vec::new();
+    let mut universe = None;
+    for dir in dirs {
+        let m = chomp_tables::TableDir::new(dir).read_manifest().map_err(|e| e.to_string())?;
+        let tile_run = m.universe.rows.is_none() && m.universe.cols.is_none();
+        if dirs.len() > 1 && !tile_run {
+            return Err(format!("{}: only tile-count runs (no row or column bound) can be merged", dir.display()));
+        }
+        universe.get_or_insert(m.universe);
+        runs.push((dir.display().to_string(), m.levels));
+    }
+    let levels = summary::merge_levels(&runs)?;
+    let universe = if dirs.len() > 1 { chomp_tables::Universe::tiles(levels.len() as u32) } else { universe.expect("one directory") };
+    Ok((levels, universe))
+}
+
+pub fn plot(dirs: &[PathBuf], out: &Path) -> Result<ExitCode, String> {
+    let (levels, universe) = merged_levels(dirs)?;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    for path in plot::plot_all(&manifest.levels, &manifest.universe, out).map_err(|e| e.to_string())? {
+    for path in plot::plot_all(&levels, &universe, out).map_err(|e| e.to_string())? {
         println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn summary(dirs: &[PathBuf], out: &Path) -> Result<ExitCode, String> {
+    let (levels, _) = merged_levels(dirs)?;
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let grundy = levels.iter().any(|l| l.grundy_histogram.is_some());
+    for (name, text) in chomp_tables::TableDir::summary_files(&levels, grundy) {
+        let path = out.join(name);
+        write_atomic(&path, text.as_bytes()).map_err(|e| e.to_string())?;
+        println!("wrote {} ({} levels)", path.display(), levels.len());
+    }
+    if let Some(t) = summary::ratio_trend(&levels, plot::TREND_FROM) {
+        println!(
+            "conjecture ratio, least-squares line over levels {}..={}: slope {:.3e} ± {:.1e} per tile (1 s.e.), {:.5} at {} tiles",
+            t.from,
+            t.to,
+            t.slope,
+            t.slope_error,
+            t.at(t.to as f64),
+            t.to
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
