@@ -11,8 +11,17 @@ mkdir -p results
 #    publish whole; its summary, histogram and manifest (the SHA-256 of
 #    every table it wrote) are published.
 $B run jobs/frontier.toml
-cp out/frontier/summary.csv out/frontier/summary.json out/frontier/grundy_histogram.csv results/
 cp out/frontier/manifest.json results/frontier-manifest.json
+# 1b. The loss frontier past 127 tiles (format 2), when its run exists: an
+#     hour or more, so run it yourself (`chomp run jobs/frontier-140.toml`,
+#     resumable); its completed levels are merged with the frontier run's.
+runs=(--tables out/frontier)
+if [ -f out/frontier-140/manifest.json ]; then
+  runs+=(--tables out/frontier-140)
+  cp out/frontier-140/manifest.json results/frontier-140-manifest.json
+  $B verify --tables out/frontier-140 --samples 200 --min-tiles 120 --allow-incomplete
+fi
+$B summary "${runs[@]}" --out results
 # 2. Tables small enough to publish whole.
 $B run jobs/losses-100.toml
 $B run jobs/box-8x15.toml --out results/box-8x15
@@ -23,6 +32,6 @@ $B verify --tables results/losses-100 --samples 2000
 $B verify --tables out/frontier --samples 300 --min-tiles 100
 $B verify --tables out/frontier --samples 300 --min-tiles 80 --max-tiles 88
 # 4. Plots and checksums.
-$B plot --tables out/frontier --out results/plots
+$B plot "${runs[@]}" --out results/plots
 (cd results && find . -type f ! -name CHECKSUMS ! -name '.*' | LC_ALL=C sort | xargs sha256sum > CHECKSUMS)
 echo "published: $(du -sh results | cut -f1) in results/"

@@ -45,6 +45,23 @@ fn published_summary_agrees_with_verified_figures() {
         }
     }
     assert!(ours.len() >= 100, "losses to at least 100 tiles");
+    // Every level's positions are p(n), by Euler's recurrence over partitions
+    // into parts of each size (independent of the engine's ranking).
+    let top = *ours.keys().max().unwrap() as usize;
+    let mut p = vec![0u64; top + 1];
+    p[0] = 1;
+    for part in 1..=top {
+        for n in part..=top {
+            p[n] += p[n - part];
+        }
+    }
+    for n in 1..=top as u32 {
+        let (positions, losses) = ours[&n];
+        assert_eq!(positions, p[n as usize], "positions of level {n}");
+        // The conjectured ratio keeps every level's losses near 0.28·p/ln p.
+        let ratio = losses as f64 * (positions as f64).ln() / positions as f64;
+        assert!(n < 50 || (0.27..0.30).contains(&ratio), "level {n}: ratio {ratio}");
+    }
     // The histogram's zero values are the losses, level by level.
     let hist = std::fs::read_to_string(results().join("grundy_histogram.csv")).unwrap();
     let mut zeros: HashMap<u32, u64> = HashMap::new();
