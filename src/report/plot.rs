@@ -102,15 +102,25 @@ where
     DB::ErrorType: 'static,
 {
     area.fill(&WHITE)?;
-    let (x_min, x_max) = line_range(run.levels);
+    let (mut x_min, x_max) = line_range(run.levels);
+    if run.trend.is_some() {
+        // Long runs: from 40 tiles on, where the ratio has settled, so that the trend shows.
+        x_min = x_min.max(40);
+    }
     let pts: Vec<(u32, f64)> = run.levels.iter().filter(|l| l.tiles >= x_min).map(|l| (l.tiles, l.conjecture_ratio())).collect();
-    let y_max = pts.iter().map(|p| p.1).fold(CONJECTURED_RATIO, f64::max) * 1.1;
+    let y_max = pts.iter().map(|p| p.1).fold(CONJECTURED_RATIO, f64::max);
+    let y_range = if run.trend.is_some() {
+        let y_min = pts.iter().map(|p| p.1).fold(CONJECTURED_RATIO, f64::min);
+        (y_min - 0.2 * (y_max - y_min))..(y_max + 0.2 * (y_max - y_min))
+    } else {
+        0.0..y_max * 1.1
+    };
     let mut chart = ChartBuilder::on(area)
         .caption(format!("{}: losses · ln(positions) / positions", run.label), ("sans-serif", 24))
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d(x_min..x_max, 0.0..y_max)?;
+        .build_cartesian_2d(x_min..x_max, y_range)?;
     chart.configure_mesh().x_desc("tiles").y_desc("ratio").draw()?;
     chart
         .draw_series(LineSeries::new(pts.iter().copied(), BLUE.stroke_width(2)))?
