@@ -21,6 +21,11 @@ if [ -f out/frontier-140/manifest.json ]; then
   cp out/frontier-140/manifest.json results/frontier-140-manifest.json
   $B verify --tables out/frontier-140 --samples 200 --min-tiles 120 --allow-incomplete
 fi
+# 1c. Grundy values to 100 tiles (a few minutes).
+$B run jobs/grundy-100.toml
+runs+=(--tables out/grundy-100)
+cp out/grundy-100/manifest.json results/grundy-100-manifest.json
+$B verify --tables out/grundy-100 --samples 300 --min-tiles 95
 $B summary "${runs[@]}" --out results
 # 2. Tables small enough to publish whole.
 $B run jobs/losses-100.toml
