@@ -13,9 +13,8 @@ use crate::cluster::{self, Comm, Solo};
 use crate::index::split;
 use crate::index::Ranking;
 use crate::report::summary::LevelStats;
-use crate::store::format::{VERSION, VERSION_SHARDED};
 use crate::store::mapped::{map_read_only, MappedBytes};
-use crate::store::{sha256_hex, Manifest, TableDir, FORMAT_NAME};
+use crate::store::{sha256_hex, Manifest, TableDir};
 use memmap2::Mmap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -73,23 +72,23 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     }
     // Refuse at once, before the directory is created, a run whose next
     // level would not fit: the pending levels' marks are reserved up front.
-    let known = dir.read_manifest().ok().filter(|m| m.universe == plan.universe && m.grundy_max_tiles == plan.grundy_max_tiles);
+    let fresh = plan.manifest(&ranking);
+    let known = dir.read_manifest().ok().filter(|m| m.same_job(&fresh));
     let first = known.as_ref().map_or(1, |m| m.levels_complete + 1);
     if first <= ranking.max_tiles() {
-        let m = known.unwrap_or_else(|| fresh_manifest(plan, &ranking));
-        check_memory(&ranking, plan, first, &m, opts.max_memory, comm.processes())?;
+        check_memory(&ranking, plan, first, known.as_ref().unwrap_or(&fresh), opts.max_memory, comm.processes())?;
     }
     let mut lock = None;
     let mut manifest = if root {
         lock = Some(dir.lock()?);
-        let m = dir.open_run(fresh_manifest(plan, &ranking), opts.force)?;
+        let m = dir.open_run(fresh, opts.force)?;
         // A run killed after its last checkpoint may have left scratch or
         // temporary files behind: never part of the result. (Before the
         // barrier: the other processes create their scratch after it.)
         dir.remove_leftovers()?;
         m
     } else {
-        fresh_manifest(plan, &ranking)
+        fresh
     };
     comm.barrier();
     if !root {
@@ -205,24 +204,6 @@ fn run_levels(
         on_event(&Event::Processes(all));
     }
     Ok(())
-}
-
-fn fresh_manifest(plan: &Plan, ranking: &Ranking) -> Manifest {
-    let shard_positions = plan.shard_limit(ranking);
-    Manifest {
-        format: FORMAT_NAME.to_string(),
-        format_version: if shard_positions.is_some() { VERSION_SHARDED } else { VERSION },
-        tool_version: TOOL_VERSION.to_string(),
-        universe: plan.universe,
-        grundy_max_tiles: plan.grundy_max_tiles,
-        shard_positions,
-        levels_complete: 0,
-        complete: false,
-        levels: Vec::new(),
-        shards: Vec::new(),
-        files: Default::default(),
-        checksum: String::new(),
-    }
 }
 
 /// Rebuilds the in-memory state of completed levels from their tables:

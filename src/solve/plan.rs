@@ -5,6 +5,8 @@ use super::grundy::MAX_GRUNDY_TILES;
 use super::JobError;
 use crate::game::Universe;
 use crate::index::Ranking;
+use crate::store::format::{VERSION, VERSION_SHARDED};
+use crate::store::{Manifest, FORMAT_NAME};
 use serde::Deserialize;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -38,6 +40,25 @@ impl Plan {
     pub fn shard_limit(&self, ranking: &Ranking) -> Option<u64> {
         self.shard_positions
             .or_else(|| (1..=ranking.max_tiles()).any(|n| ranking.size(n) > MAX_SHARD_POSITIONS).then_some(MAX_SHARD_POSITIONS))
+    }
+
+    /// The manifest of a run of this plan before its first level.
+    pub fn manifest(&self, ranking: &Ranking) -> Manifest {
+        let shard_positions = self.shard_limit(ranking);
+        Manifest {
+            format: FORMAT_NAME.to_string(),
+            format_version: if shard_positions.is_some() { VERSION_SHARDED } else { VERSION },
+            tool_version: TOOL_VERSION.to_string(),
+            universe: self.universe,
+            grundy_max_tiles: self.grundy_max_tiles,
+            shard_positions,
+            levels_complete: 0,
+            complete: false,
+            levels: Vec::new(),
+            shards: Vec::new(),
+            files: Default::default(),
+            checksum: String::new(),
+        }
     }
 
     /// Checks the plan against what the engine and the table format support.

@@ -330,9 +330,7 @@ impl TableDir {
         let dir = &self.root;
         match self.read_manifest() {
             Ok(m) => {
-                let same = m.universe == fresh.universe
-                    && m.grundy_max_tiles == fresh.grundy_max_tiles
-                    && m.shard_positions == fresh.shard_positions;
+                let same = m.same_job(&fresh);
                 if same && m.tool_version == fresh.tool_version {
                     return Ok(m);
                 }

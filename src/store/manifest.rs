@@ -159,6 +159,12 @@ impl Manifest {
         Ok(m)
     }
 
+    /// Whether `other` describes the same job (universe, Grundy bound and
+    /// table layout): a run of one may resume a directory of the other.
+    pub fn same_job(&self, other: &Manifest) -> bool {
+        self.universe == other.universe && self.grundy_max_tiles == other.grundy_max_tiles && self.shard_positions == other.shard_positions
+    }
+
     /// Checks the shard fields against the format version and the level statistics.
     fn check_shards(&self) -> Result<(), String> {
         let sharded = self.format_version == VERSION_SHARDED;

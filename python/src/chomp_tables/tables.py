@@ -141,14 +141,18 @@ class Tables:
         i = bisect.bisect_right(firsts, rank) - 1
         return i, rank - firsts[i]
 
-    def _loss_table(self, n, shard):
-        """The losses of table `shard` of level `n` (read and checked on first use, then cached)."""
-        table = self._losses.get((n, shard))
+    def _cached(self, cache, kind, make, n, shard):
+        """Table `shard` of level `n` of one kind, read, checked and built by
+        `make` on first use, then kept in `cache`."""
+        table = cache.get((n, shard))
         if table is None:
-            path, header, payload = self._open_table(KIND_LOSSES, n, shard)
-            table = LossLevel(path, header, payload)
-            self._losses[(n, shard)] = table
+            table = make(*self._open_table(kind, n, shard))
+            cache[(n, shard)] = table
         return table
+
+    def _loss_table(self, n, shard):
+        """The losses of table `shard` of level `n`."""
+        return self._cached(self._losses, KIND_LOSSES, LossLevel, n, shard)
 
     def is_loss_rank(self, n, rank):
         """Whether the position of rank `rank` in level `n` is a loss: the
@@ -158,12 +162,7 @@ class Tables:
 
     def grundy_table(self, n, shard=0):
         """Grundy table `shard` of level `n` (read and checked on first use)."""
-        table = self._grundy.get((n, shard))
-        if table is None:
-            path, header, payload = self._open_table(KIND_GRUNDY, n, shard)
-            table = GrundyTable(path, header, payload)
-            self._grundy[(n, shard)] = table
-        return table
+        return self._cached(self._grundy, KIND_GRUNDY, GrundyTable, n, shard)
 
     def levels_loaded(self):
         """The levels whose loss tables have been read so far (sorted)."""

@@ -24,8 +24,7 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
         // Nothing is written: the estimate starts after the levels a resumable directory holds.
         if comm.is_root() {
             let m = chomp_tables::TableDir::new(&out).read_manifest().ok();
-            let done =
-                m.filter(|m| m.universe == plan.universe && m.grundy_max_tiles == plan.grundy_max_tiles).map_or(0, |m| m.levels_complete);
+            let done = m.filter(|m| m.same_job(&plan.manifest(&ranking))).map_or(0, |m| m.levels_complete);
             let threads = rayon::current_num_threads() * comm.processes();
             print_preflight(&memory::preflight(&ranking, plan, done + 1, threads, comm.processes()), threads, true);
         }
