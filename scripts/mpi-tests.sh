@@ -32,6 +32,11 @@ for job in "--max-tiles 60 --grundy-max-tiles 40" "--rows 8 --cols 15 --grundy";
     if [ "$got" = "$want" ]; then ok "$job on $k processes: identical to the single process ($got)"; else bad "$job on $k processes: $got != $want"; fi
   done
   grep -h "balance" "$T/$name-4.log" || true
+  # The 4 processes run on this one node: each reports node 0 (the node's
+  # first process), whose one copy of the Grundy values they all map.
+  nodes=$(grep -c "^process [0-9]* (node 0)" "$T/$name-4.log" || true)
+  if [ "$nodes" = 4 ]; then ok "$job on 4 processes: one node sharing its Grundy files"; else bad "$job on 4 processes: $nodes of 4 processes report node 0"; fi
+  grep -h "memory at the end" "$T/$name-4.log" || true
 done
 
 # 2. A process killed mid-run ends the whole job quickly, non-zero; a rerun resumes to the same bytes.

@@ -10,8 +10,12 @@
 //!   (memory about 1/K) and scans them. The losses of a decided level are
 //!   all-gathered as roaring bitmaps, and every process pushes every loss,
 //!   marking the parents it owns: no mark bits travel;
-//! - Grundy values: the same runs; the values are merged by a bitwise-OR
-//!   all-reduce (each cell is written by exactly one process).
+//! - Grundy values: the same runs. The processes of one node write their
+//!   cells into one node-local file (each cell is written by exactly one
+//!   process); the nodes' first processes merge those files by a bitwise-OR
+//!   all-reduce, and every process maps the node's file read-only: the
+//!   values of smaller levels are resident once per node, not once per
+//!   process.
 //!
 //! ("Process" is an MPI rank; "rank" elsewhere is a position's index.)
 
@@ -27,8 +31,20 @@ pub trait Comm: Sync {
     }
     /// Waits for every process.
     fn barrier(&self);
-    /// Bitwise-OR all-reduce, in place.
-    fn or_bytes(&self, bytes: &mut [u8]);
+    /// The first process of this process's node (processes sharing memory):
+    /// it creates and merges the node's shared files.
+    fn node_leader(&self) -> usize {
+        self.process()
+    }
+    /// Whether this process is its node's first process.
+    fn is_node_leader(&self) -> bool {
+        self.node_leader() == self.process()
+    }
+    /// Waits for every process of this node.
+    fn node_barrier(&self) {}
+    /// Bitwise-OR all-reduce among the nodes' first processes, in place;
+    /// called by those processes only.
+    fn leaders_or_bytes(&self, bytes: &mut [u8]);
     /// Every process's bytes, indexed by process.
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>>;
     /// Ends every process of the job with this exit code.
@@ -46,7 +62,7 @@ impl Comm for Solo {
         1
     }
     fn barrier(&self) {}
-    fn or_bytes(&self, _: &mut [u8]) {}
+    fn leaders_or_bytes(&self, _: &mut [u8]) {}
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
         vec![mine.to_vec()]
     }
@@ -76,7 +92,7 @@ mod mpi_impl {
     use super::Comm;
     use mpi::collective::SystemOperation;
     use mpi::datatype::PartitionMut;
-    use mpi::topology::SimpleCommunicator;
+    use mpi::topology::{Color, SimpleCommunicator};
     use mpi::traits::*;
 
     /// Elements per collective call: MPI counts are `int`.
@@ -84,8 +100,16 @@ mod mpi_impl {
 
     /// The MPI processes of `MPI_COMM_WORLD`.
     pub struct MpiComm {
-        _universe: mpi::environment::Universe,
         world: SimpleCommunicator,
+        /// The processes of this node (sharing memory).
+        node: SimpleCommunicator,
+        /// The world index of this node's first process.
+        leader: usize,
+        /// The nodes' first processes (`Some` on those only).
+        leaders: Option<SimpleCommunicator>,
+        /// Last: fields drop in order, and the communicators must be freed
+        /// before MPI is finalised.
+        _universe: mpi::environment::Universe,
     }
 
     // The engine calls collectives from the main thread only; rayon workers
@@ -97,7 +121,12 @@ mod mpi_impl {
         pub fn init() -> Option<Self> {
             let universe = mpi::initialize()?;
             let world = universe.world();
-            Some(MpiComm { _universe: universe, world })
+            let node = world.split_shared(world.rank());
+            let mut leader = world.rank();
+            node.process_at_rank(0).broadcast_into(&mut leader);
+            let color = if node.rank() == 0 { Color::with_value(0) } else { Color::undefined() };
+            let leaders = world.split_by_color(color);
+            Some(MpiComm { world, node, leader: leader as usize, leaders, _universe: universe })
         }
     }
 
@@ -120,8 +149,15 @@ mod mpi_impl {
         fn barrier(&self) {
             self.world.barrier();
         }
-        fn or_bytes(&self, bytes: &mut [u8]) {
-            or_chunks(&self.world, bytes);
+        fn node_leader(&self) -> usize {
+            self.leader
+        }
+        fn node_barrier(&self) {
+            self.node.barrier();
+        }
+        fn leaders_or_bytes(&self, bytes: &mut [u8]) {
+            let leaders = self.leaders.as_ref().expect("leaders_or_bytes is called by the nodes' first processes only");
+            or_chunks(leaders, bytes);
         }
         fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
             let k = self.processes();

@@ -5,7 +5,7 @@
 use super::error::io_err;
 use super::events::{Event, LevelReport, ProcessWork};
 use super::grundy;
-use super::memory::{check_memory, peak_rss_kib, preflight};
+use super::memory::{check_memory, peak_rss_kib, preflight, resident_kib};
 use super::plan::{Plan, TOOL_VERSION};
 use super::sieve::Frontier;
 use super::JobError;
@@ -101,16 +101,30 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
         let threads = rayon::current_num_threads() * comm.processes();
         on_event(&Event::Estimate { levels: preflight(&ranking, plan, manifest.levels_complete + 1, threads, comm.processes()), threads });
     }
+    // One scratch directory per node, named after its first process (and,
+    // on a shared --work-dir, that process's pid), shared by the node's
+    // processes: the Grundy values of smaller levels are mapped once per node.
+    let leader = comm.node_leader();
     let work = match &opts.work_dir {
-        Some(w) => w.join(format!("chomp-{}-process{}", std::process::id(), comm.process())),
-        None => dir.work_dir(comm.process()),
+        Some(w) => {
+            let pids = comm.all_gather(&std::process::id().to_le_bytes());
+            let pid = u32::from_le_bytes(pids[leader][..4].try_into().expect("a pid is 4 bytes"));
+            w.join(format!("chomp-{pid}-node{leader}"))
+        }
+        None => dir.node_work_dir(leader),
     };
     if root {
         dir.create_table_dirs()?;
     }
-    fs::create_dir_all(&work).map_err(io_err(&work))?;
+    if comm.is_node_leader() {
+        fs::create_dir_all(&work).map_err(io_err(&work))?;
+    }
+    comm.node_barrier();
     let result = run_levels(plan, &ranking, &dir, &work, &mut manifest, comm, opts, &mut on_event);
-    let _ = fs::remove_dir_all(&work);
+    if comm.is_node_leader() {
+        // Unlinking is safe while the node's other processes still map the files.
+        let _ = fs::remove_dir_all(&work);
+    }
     result?;
     if root {
         // Every process has passed the final gather: their scratch is gone.
@@ -137,7 +151,7 @@ fn run_levels(
     let mut grundy_maps: Vec<Option<Mmap>> = vec![None];
     if manifest.levels_complete > 0 {
         on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
-        reload(ranking, plan, dir, work, manifest, &mut frontier, &mut grundy_maps)?;
+        reload(ranking, plan, dir, work, manifest, &mut frontier, &mut grundy_maps, comm)?;
     }
     let shard_limit = plan.shard_limit(ranking);
     let mut mine = ProcessWork { process: comm.process(), ..Default::default() };
@@ -163,10 +177,16 @@ fn run_levels(
         if n <= plan.grundy_max_tiles {
             let t1 = Instant::now();
             let raw_path = work.join(format!("g{n:04}.bin"));
-            let mut cells = MappedBytes::create(&raw_path, size).map_err(io_err(&raw_path))?;
             let lower: Vec<&[u8]> = grundy_maps.iter().map(|m| m.as_deref().unwrap_or(&[])).collect();
+            // The node's processes write their cells into one file; the
+            // nodes' first processes then merge the nodes' files.
+            let mut cells = node_shared_cells(&raw_path, size, comm)?;
             let level = grundy::grundy_level(ranking, n, &lower, cells.cells(), comm)?;
-            comm.or_bytes(&mut cells.bytes_mut()[..size as usize]);
+            comm.node_barrier();
+            if comm.is_node_leader() {
+                comm.leaders_or_bytes(&mut cells.bytes_mut()[..size as usize]);
+            }
+            comm.node_barrier();
             let map = cells.into_read_only().map_err(io_err(&raw_path))?;
             let values = &map[..size as usize];
             let histogram = grundy::histogram(values);
@@ -197,6 +217,8 @@ fn run_levels(
     if root {
         dir.finish(manifest)?;
     }
+    (mine.rss_kib, mine.pss_kib) = resident_kib();
+    mine.node = comm.node_leader();
     drop(grundy_maps);
     mine.peak_kib = peak_rss_kib();
     let all: Vec<ProcessWork> = comm.all_gather(&mine.to_bytes()).iter().map(|b| ProcessWork::from_bytes(b)).collect();
@@ -206,9 +228,20 @@ fn run_levels(
     Ok(())
 }
 
+/// A level's Grundy cells in the node's shared file `path`, zero: the
+/// node's first process creates it, the others map it once it exists.
+fn node_shared_cells(path: &Path, size: u64, comm: &dyn Comm) -> Result<MappedBytes, JobError> {
+    let created = if comm.is_node_leader() { Some(MappedBytes::create(path, size).map_err(io_err(path))?) } else { None };
+    comm.node_barrier();
+    match created {
+        Some(cells) => Ok(cells),
+        None => MappedBytes::open(path, size).map_err(io_err(path)),
+    }
+}
+
 /// Rebuilds the in-memory state of completed levels from their tables:
 /// their losses are pushed again into the pending levels (each process into
-/// the ranks it owns), their Grundy values mapped.
+/// the ranks it owns), their Grundy values mapped (written once per node).
 #[allow(clippy::too_many_arguments)]
 fn reload(
     ranking: &Ranking,
@@ -218,15 +251,19 @@ fn reload(
     manifest: &Manifest,
     frontier: &mut Frontier,
     grundy_maps: &mut Vec<Option<Mmap>>,
+    comm: &dyn Comm,
 ) -> Result<(), JobError> {
     let decided = manifest.levels_complete;
     for n in 1..=decided {
         let ranks: Vec<u64> = dir.read_losses(manifest, n)?.iter().collect();
         frontier.push_decided(ranking, n, &ranks, decided + 1);
         if n <= plan.grundy_max_tiles {
-            let values = dir.read_grundy_values(manifest, n)?;
             let raw = work.join(format!("g{n:04}.bin"));
-            fs::write(&raw, &values).map_err(io_err(&raw))?;
+            if comm.is_node_leader() {
+                let values = dir.read_grundy_values(manifest, n)?;
+                fs::write(&raw, &values).map_err(io_err(&raw))?;
+            }
+            comm.node_barrier();
             grundy_maps.push(Some(map_read_only(&raw).map_err(io_err(&raw))?));
         }
     }

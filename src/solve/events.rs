@@ -63,12 +63,22 @@ pub struct ProcessWork {
     pub lookups: u64,
     /// Its peak resident memory in KiB (0 where unknown).
     pub peak_kib: u64,
+    /// Its node's first process (the processes of a node share the
+    /// Grundy values of smaller levels).
+    pub node: usize,
+    /// Its resident memory at the end of the last level, while every
+    /// level's values are still mapped, in KiB.
+    pub rss_kib: u64,
+    /// Its proportional share of that memory (pages shared with the node's
+    /// other processes divided among them), in KiB: the processes' shares
+    /// add up to what the node holds.
+    pub pss_kib: u64,
 }
 
 impl ProcessWork {
     /// Fixed-size encoding, for gathering every process's report.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
-        [self.process as u64, self.marks, self.scanned, self.evaluated, self.lookups, self.peak_kib]
+        [self.process as u64, self.marks, self.scanned, self.evaluated, self.lookups, self.peak_kib, self.node as u64, self.rss_kib, self.pss_kib]
             .iter()
             .flat_map(|v| v.to_le_bytes())
             .collect()
@@ -77,6 +87,16 @@ impl ProcessWork {
     /// Inverse of [`ProcessWork::to_bytes`].
     pub(crate) fn from_bytes(b: &[u8]) -> Self {
         let v: Vec<u64> = b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
-        ProcessWork { process: v[0] as usize, marks: v[1], scanned: v[2], evaluated: v[3], lookups: v[4], peak_kib: v[5] }
+        ProcessWork {
+            process: v[0] as usize,
+            marks: v[1],
+            scanned: v[2],
+            evaluated: v[3],
+            lookups: v[4],
+            peak_kib: v[5],
+            node: v[6] as usize,
+            rss_kib: v[7],
+            pss_kib: v[8],
+        }
     }
 }

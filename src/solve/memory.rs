@@ -12,7 +12,7 @@ use std::fs;
 /// measured with `chomp bench` on the reference machine.
 const SIEVE_POSITIONS_PER_CORE: f64 = 30e6;
 /// Grundy child look-ups per second per core, measured likewise.
-const GRUNDY_LOOKUPS_PER_CORE: f64 = 27e6;
+const GRUNDY_LOOKUPS_PER_CORE: f64 = 90e6;
 /// Bytes per loss of a loss table and per position of a Grundy table, as
 /// measured on the published tables (compressed).
 const LOSS_TABLE_BYTES_PER_LOSS: f64 = 2.0;
@@ -28,8 +28,20 @@ pub fn current_rss_kib() -> u64 {
     proc_status_kib("VmRSS:")
 }
 
+/// Resident memory of this process now, in KiB: `(rss, pss)`, where the
+/// proportional share `pss` divides each page shared with other processes
+/// (a node's Grundy files) among them, so the processes' `pss` add up to
+/// what they hold together (0 where unavailable).
+pub fn resident_kib() -> (u64, u64) {
+    (proc_kib("/proc/self/smaps_rollup", "Rss:"), proc_kib("/proc/self/smaps_rollup", "Pss:"))
+}
+
 fn proc_status_kib(field: &str) -> u64 {
-    fs::read_to_string("/proc/self/status")
+    proc_kib("/proc/self/status", field)
+}
+
+fn proc_kib(file: &str, field: &str) -> u64 {
+    fs::read_to_string(file)
         .ok()
         .and_then(|s| s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
         .unwrap_or(0)

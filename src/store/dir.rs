@@ -279,9 +279,10 @@ impl TableDir {
         m.write(&self.root)
     }
 
-    /// The default scratch directory of process `process` of a run.
-    pub fn work_dir(&self, process: usize) -> PathBuf {
-        self.root.join(WORK).join(format!("process{process}"))
+    /// The default scratch directory of the node whose first process is
+    /// `leader` (its processes share the files in it).
+    pub fn node_work_dir(&self, leader: usize) -> PathBuf {
+        self.root.join(WORK).join(format!("node{leader}"))
     }
 
     /// Takes the directory's lock (creating the directory if missing): a

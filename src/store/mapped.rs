@@ -1,9 +1,9 @@
 //! Dense per-level data of a running job in memory-mapped files.
 //!
 //! Marks of the loss sieve (one bit per position, anonymous memory) and
-//! Grundy values (one byte per position, files under the run's work
-//! directory, mapped so that processes on one node share the page cache and
-//! a level larger than RAM still works). Threads update them through atomics.
+//! Grundy values (one byte per position, files under the node's work
+//! directory, mapped so that the processes of one node share one copy in
+//! the page cache and a level larger than RAM still works). Threads update them through atomics.
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 use std::fs::{File, OpenOptions};
@@ -112,6 +112,21 @@ impl MappedBytes {
         Ok(MappedBytes { map })
     }
 
+    /// Maps an existing file of `len` bytes (created by another process of
+    /// the node with [`MappedBytes::create`]) for writing, shared.
+    ///
+    /// # Errors
+    /// I/O errors opening or mapping it, or a file of another length.
+    pub fn open(path: &Path, len: u64) -> io::Result<Self> {
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
+        if file.metadata()?.len() != len.max(1) {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, format!("expected {} bytes", len.max(1))));
+        }
+        // SAFETY: the node's work file, sized by its creator; processes write disjoint cells.
+        let map = unsafe { MmapMut::map_mut(&file)? };
+        Ok(MappedBytes { map })
+    }
+
     /// The bytes, for relaxed atomic stores from several threads.
     pub fn cells(&self) -> &[AtomicU8] {
         // SAFETY: AtomicU8 has the layout of u8; shared references only.
@@ -123,12 +138,12 @@ impl MappedBytes {
         &mut self.map[..]
     }
 
-    /// Flushes to disk and reopens read-only.
+    /// Reopens read-only (the pages stay in the page cache, shared by every
+    /// process that maps the file).
     ///
     /// # Errors
-    /// I/O errors while flushing.
+    /// I/O errors from `mprotect`.
     pub fn into_read_only(self) -> io::Result<Mmap> {
-        self.map.flush()?;
         self.map.make_read_only()
     }
 }

@@ -141,15 +141,23 @@ fn print_event(e: &Event) {
         Event::Processes(work) if work.len() > 1 => {
             for w in work {
                 eprintln!(
-                    "process {}: {} marks pushed, {} positions scanned, {} Grundy values computed, {} child look-ups, peak memory {} MiB",
+                    "process {} (node {}): {} marks pushed, {} positions scanned, {} Grundy values computed, {} child look-ups, peak memory {} MiB; at the end {} MiB resident, {} MiB its share",
                     w.process,
+                    w.node,
                     w.marks,
                     w.scanned,
                     w.evaluated,
                     w.lookups,
-                    w.peak_kib / 1024
+                    w.peak_kib / 1024,
+                    w.rss_kib / 1024,
+                    w.pss_kib / 1024
                 );
             }
+            eprintln!(
+                "memory at the end: {} MiB resident in all (each node's Grundy files counted once), {} MiB summed over processes",
+                work.iter().map(|w| w.pss_kib).sum::<u64>() / 1024,
+                work.iter().map(|w| w.rss_kib).sum::<u64>() / 1024
+            );
             let busiest = |f: fn(&ProcessWork) -> u64| {
                 let total: u64 = work.iter().map(f).sum();
                 let max = work.iter().map(f).max().unwrap_or(0);
