@@ -14,7 +14,7 @@ use crate::index::split;
 use crate::index::Ranking;
 use crate::report::summary::LevelStats;
 use crate::store::mapped::{map_read_only, MappedBytes};
-use crate::store::{sha256_hex, Manifest, TableDir};
+use crate::store::{sha256_hex, shards_of, FileEntry, Manifest, TableDir};
 use memmap2::Mmap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -53,10 +53,11 @@ pub fn run(plan: &Plan, opts: &Options, on_event: impl FnMut(&Event)) -> Result<
 }
 
 /// Runs a plan on the processes of `comm`. Every process computes its share
-/// of each level and ends with the same data; process 0 (the coordinator)
-/// alone writes the table directory (which must be on a file system every
-/// process can read, for resuming). Returns the final manifest (on every
-/// process).
+/// of each level and ends with the same data; the level's tables are dealt
+/// to the processes, each writing its own, and process 0 (the coordinator)
+/// writes the manifest and the summaries. The table directory must be on a
+/// file system every process reads and writes. Returns the final manifest
+/// (on every process).
 ///
 /// # Errors
 /// As [`run`]; also when processes run different binaries or jobs. With
@@ -165,11 +166,13 @@ fn run_levels(
         mine.scanned += found.scanned;
         let losses = found.ranks.len() as u64;
         let ranges = shard_limit.map(|limit| split::shard_ranges(ranking, n, limit));
-        let shards = if root {
-            dir.write_losses(manifest, n, size, &found.ranks, ranges.as_deref())?
-        } else {
-            crate::store::shards_of(size, &found.ranks, ranges.as_deref())
-        };
+        let shards = shards_of(size, &found.ranks, ranges.as_deref());
+        // Every process holds the level's losses (and, after the merge, its
+        // values), so the tables are dealt round robin: each process encodes
+        // and writes its own, and a level of one table rotates.
+        let (process, processes) = (comm.process(), comm.processes());
+        let ours = move |shard: usize| (shard + n as usize) % processes == process;
+        let mut written = dir.write_losses(manifest, n, size, &found.ranks, ranges.as_deref(), ours)?;
         let sieve_seconds = t0.elapsed().as_secs_f64();
 
         let mut stats = LevelStats { tiles: n, positions: size, losses, grundy_histogram: None };
@@ -194,9 +197,7 @@ fn run_levels(
             if histogram[0] != losses || !found.ranks.iter().all(|&r| values[r as usize] == 0) {
                 return Err(JobError::SelfCheck(format!("level {n}: the sieve finds {losses} losses, the Grundy pass {}", histogram[0])));
             }
-            if root {
-                dir.write_grundy(manifest, n, values, &shards, ranges.is_some())?;
-            }
+            written.extend(dir.write_grundy(manifest, n, values, &shards, ranges.is_some(), ours)?);
             grundy_maps.push(Some(map));
             stats.grundy_histogram = Some(histogram);
             grundy_seconds = t1.elapsed().as_secs_f64();
@@ -204,6 +205,9 @@ fn run_levels(
             mine.evaluated += level.evaluated;
             mine.lookups += level.lookups;
         }
+        // Every process's files are written once this returns: then the
+        // manifest may list them.
+        manifest.add_entries(gather_entries(&written, comm));
         manifest.levels.push(stats.clone());
         if ranges.is_some() {
             manifest.shards.push(shards);
@@ -226,6 +230,18 @@ fn run_levels(
         on_event(&Event::Processes(all));
     }
     Ok(())
+}
+
+/// Every process's written files, on every process.
+fn gather_entries(written: &[(String, FileEntry)], comm: &dyn Comm) -> Vec<(String, FileEntry)> {
+    if comm.processes() == 1 {
+        return written.to_vec();
+    }
+    let mine = serde_json::to_vec(written).expect("serializing file entries");
+    comm.all_gather(&mine)
+        .iter()
+        .flat_map(|b| serde_json::from_slice::<Vec<(String, FileEntry)>>(b).expect("file entries from a process of this job"))
+        .collect()
 }
 
 /// A level's Grundy cells in the node's shared file `path`, zero: the

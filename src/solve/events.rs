@@ -78,10 +78,20 @@ pub struct ProcessWork {
 impl ProcessWork {
     /// Fixed-size encoding, for gathering every process's report.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
-        [self.process as u64, self.marks, self.scanned, self.evaluated, self.lookups, self.peak_kib, self.node as u64, self.rss_kib, self.pss_kib]
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect()
+        [
+            self.process as u64,
+            self.marks,
+            self.scanned,
+            self.evaluated,
+            self.lookups,
+            self.peak_kib,
+            self.node as u64,
+            self.rss_kib,
+            self.pss_kib,
+        ]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect()
     }
 
     /// Inverse of [`ProcessWork::to_bytes`].

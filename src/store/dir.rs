@@ -13,7 +13,7 @@
 //! ```
 
 use super::format::{self, GrundyTable, Header, Kind, ShardPlace, TableError};
-use super::manifest::{Manifest, ManifestError, Shard, MANIFEST};
+use super::manifest::{FileEntry, Manifest, ManifestError, Shard, MANIFEST};
 use crate::report::summary::{grundy_histogram_csv, summary_csv, summary_json, LevelStats};
 use roaring::RoaringBitmap;
 use std::fs::{self, File, OpenOptions};
@@ -206,25 +206,33 @@ impl TableDir {
     }
 
     /// Writes the loss tables of level `tiles` (`positions` positions, loss
-    /// ranks `ranks` increasing): one table (`shards` is `None`, format 1)
-    /// or one per rank range of `shards`. Returns the shards written.
+    /// ranks `ranks` increasing) whose shard index `mine` accepts: one table
+    /// (`shards` is `None`, format 1, index 0) or one per rank range of
+    /// `shards`. Returns the files written, for the manifest
+    /// ([`Manifest::add_entries`]); every process of a run can write any
+    /// shard, as each holds the level's losses.
     ///
     /// # Errors
     /// I/O errors; nothing half-written is left.
     pub fn write_losses(
         &self,
-        m: &mut Manifest,
+        m: &Manifest,
         tiles: u32,
         positions: u64,
         ranks: &[u64],
         shards: Option<&[Range<u64>]>,
-    ) -> Result<Vec<Shard>, TableError> {
+        mine: impl Fn(usize) -> bool,
+    ) -> Result<Vec<(String, FileEntry)>, TableError> {
         let out = shards_of(positions, ranks, shards);
         let count = out.len() as u32;
         let mut rest = ranks;
+        let mut written = Vec::new();
         for (i, s) in out.iter().enumerate() {
-            let (mine, later) = rest.split_at(s.losses as usize);
+            let (part, later) = rest.split_at(s.losses as usize);
             rest = later;
+            if !mine(i) {
+                continue;
+            }
             let (header, index) = match shards {
                 None => (Header::new(Kind::Losses, &m.universe, tiles, positions, s.losses), None),
                 Some(_) => {
@@ -232,18 +240,28 @@ impl TableDir {
                     (Header::shard(Kind::Losses, &m.universe, tiles, place, s.positions, s.losses), Some(i as u32))
                 }
             };
-            self.write_file(m, &Self::table_name(Kind::Losses, tiles, index), &format::encode_losses(&header, mine))?;
+            written.push(self.write_entry(&Self::table_name(Kind::Losses, tiles, index), &format::encode_losses(&header, part))?);
         }
-        Ok(out)
+        Ok(written)
     }
 
-    /// Writes the Grundy tables of level `tiles`, one per shard of `shards`
-    /// (as returned by [`TableDir::write_losses`]; `sharded` false: format 1).
+    /// Writes the Grundy tables of level `tiles` whose shard index `mine`
+    /// accepts, one per shard of `shards` (as [`shards_of`] returns them;
+    /// `sharded` false: format 1). Returns the files written.
     ///
     /// # Errors
     /// I/O errors; nothing half-written is left.
-    pub fn write_grundy(&self, m: &mut Manifest, tiles: u32, values: &[u8], shards: &[Shard], sharded: bool) -> Result<(), TableError> {
-        for (i, s) in shards.iter().enumerate() {
+    pub fn write_grundy(
+        &self,
+        m: &Manifest,
+        tiles: u32,
+        values: &[u8],
+        shards: &[Shard],
+        sharded: bool,
+        mine: impl Fn(usize) -> bool,
+    ) -> Result<Vec<(String, FileEntry)>, TableError> {
+        let mut written = Vec::new();
+        for (i, s) in shards.iter().enumerate().filter(|(i, _)| mine(*i)) {
             let slice = &values[s.first as usize..(s.first + s.positions) as usize];
             let (header, shard) = if sharded {
                 let place = ShardPlace { index: i as u32, count: shards.len() as u32, first: s.first };
@@ -251,9 +269,15 @@ impl TableDir {
             } else {
                 (Header::new(Kind::Grundy, &m.universe, tiles, s.positions, s.losses), None)
             };
-            self.write_file(m, &Self::table_name(Kind::Grundy, tiles, shard), &format::encode_grundy(&header, slice))?;
+            written.push(self.write_entry(&Self::table_name(Kind::Grundy, tiles, shard), &format::encode_grundy(&header, slice))?);
         }
-        Ok(())
+        Ok(written)
+    }
+
+    /// Writes file `rel` atomically; returns its manifest entry.
+    fn write_entry(&self, rel: &str, bytes: &[u8]) -> Result<(String, FileEntry), TableError> {
+        write_atomic(&self.root.join(rel), bytes)?;
+        Ok((rel.to_string(), FileEntry::of(bytes)))
     }
 
     /// Writes file `rel` atomically and lists it in the manifest (in memory;

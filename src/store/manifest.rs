@@ -28,6 +28,13 @@ pub struct FileEntry {
     pub sha256: String,
 }
 
+impl FileEntry {
+    /// The entry of a file with these contents.
+    pub fn of(contents: &[u8]) -> Self {
+        FileEntry { bytes: contents.len() as u64, sha256: sha256_hex(contents) }
+    }
+}
+
 /// One shard of a level (table format 2): a contiguous range of ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -248,7 +255,13 @@ impl Manifest {
 
     /// Records a file written with these contents.
     pub fn add_file(&mut self, rel: &str, contents: &[u8]) {
-        self.files.insert(rel.to_string(), FileEntry { bytes: contents.len() as u64, sha256: sha256_hex(contents) });
+        self.files.insert(rel.to_string(), FileEntry::of(contents));
+    }
+
+    /// Lists files written elsewhere (by [`crate::store::TableDir::write_losses`] and
+    /// [`crate::store::TableDir::write_grundy`], possibly on other processes).
+    pub fn add_entries(&mut self, entries: impl IntoIterator<Item = (String, FileEntry)>) {
+        self.files.extend(entries);
     }
 }
 
