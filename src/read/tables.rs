@@ -123,11 +123,11 @@ impl Tables {
 
     /// The losses of one shard (loaded and checked on first use).
     fn loss_shard(&self, tiles: u32, shard: usize) -> Result<Arc<RoaringBitmap>, ProbeError> {
-        if let Some(b) = self.losses.lock().unwrap().get(&(tiles, shard)) {
+        if let Some(b) = held(&self.losses).get(&(tiles, shard)) {
             return Ok(b.clone());
         }
         let b = Arc::new(self.dir.read_loss_shard(&self.manifest, tiles, shard)?);
-        self.losses.lock().unwrap().insert((tiles, shard), b.clone());
+        held(&self.losses).insert((tiles, shard), b.clone());
         Ok(b)
     }
 
@@ -148,24 +148,24 @@ impl Tables {
         }
         let (shard, rank) = self.shard_of(tiles, rank);
         let table = {
-            let cached = self.grundy.lock().unwrap().get(&(tiles, shard)).cloned();
+            let cached = held(&self.grundy).get(&(tiles, shard)).cloned();
             match cached {
                 Some(t) => t,
                 None => {
                     let t = Arc::new(self.dir.read_grundy_shard(&self.manifest, tiles, shard)?);
-                    self.grundy.lock().unwrap().insert((tiles, shard), t.clone());
+                    held(&self.grundy).insert((tiles, shard), t.clone());
                     t
                 }
             }
         };
         let bs = table.header().block_size as u64;
         let key = (tiles, shard, (rank / bs) as usize);
-        let cached = self.blocks.lock().unwrap().get(&key).cloned();
+        let cached = held(&self.blocks).get(&key).cloned();
         let block = match cached {
             Some(b) => b,
             None => {
                 let b = Arc::new(table.block(key.2)?);
-                self.blocks.lock().unwrap().insert(key, b.clone());
+                held(&self.blocks).insert(key, b.clone());
                 b
             }
         };
@@ -245,4 +245,11 @@ impl Tables {
             moves,
         })
     }
+}
+
+/// A cache's lock. A panic elsewhere while it was held cannot have left it
+/// half-updated (entries are inserted whole), so a poisoned lock is used as
+/// it is: one failed request must not fail every later one.
+fn held<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -270,3 +270,23 @@ fn a_closed_pipe_ends_the_export_quietly() {
     assert!(out.status.success(), "exit {:?}: {}", out.status, text(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
 }
+
+/// `chomp plot | head`, `chomp summary | head`: every command that prints
+/// ends quietly with status 0 when its reader has gone (no panic message).
+#[test]
+fn a_closed_pipe_ends_every_command_quietly() {
+    let tables = Path::new(env!("CARGO_MANIFEST_DIR")).join("results").join("box-8x15");
+    let out = tempfile::tempdir().unwrap();
+    for cmd in ["plot", "summary"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_chomp"))
+            .args([cmd, "--tables", tables.to_str().unwrap(), "--out", out.path().join(cmd).to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before the first line
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "chomp {cmd}: exit {:?}: {}", o.status, text(&o.stderr));
+        assert!(o.stderr.is_empty(), "chomp {cmd}: {}", text(&o.stderr));
+    }
+}

@@ -23,6 +23,7 @@ fn main() -> ExitCode {
     };
     #[cfg(not(feature = "mpi"))]
     let comm: Box<dyn Comm> = Box::new(Solo);
+    quiet_on_closed_pipe();
     // Usage errors print clap's whole message (with its suggestions) and exit 2.
     let cli = Cli::parse();
     match dispatch(cli.command, &*comm) {
@@ -39,6 +40,21 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Output into a closed pipe (`chomp plot | head`) ends the command quietly
+/// with status 0, as `chomp export` does: `println!` panics when stdout is a
+/// closed pipe, and this hook turns that one panic into a quiet exit.
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied()).unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }
 
 fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
