@@ -10,7 +10,7 @@ pub mod memory;
 mod plan;
 pub mod sieve;
 
-pub use driver::{run, run_on, Options};
+pub use driver::{run, run_on, Options, CHECKPOINT_SECONDS};
 pub use error::JobError;
 pub use events::{Event, LevelReport, ProcessWork};
 pub use plan::{JobFile, Plan, TOOL_VERSION};
