@@ -84,9 +84,31 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List the winning first moves of every rectangle in the tables, as CSV (rows,cols,winning_moves).
+    /// List the winning first moves of rectangles, as CSV (rows,cols,winning_moves): every
+    /// rectangle in --tables, or the --rows x --cols rectangle (solving that box in memory
+    /// when no --tables is given: no tables needed).
+    #[command(group(clap::ArgGroup::new("source").args(["tables", "rows"]).required(true).multiple(true)))]
     Openings {
         /// The table directory to read.
+        #[arg(long, value_name = "DIR")]
+        tables: Option<PathBuf>,
+        /// Rows of the rectangle (with --cols).
+        #[arg(long, value_name = "R", requires = "cols", value_parser = clap::value_parser!(u32).range(1..=255))]
+        rows: Option<u32>,
+        /// Columns of the rectangle (with --rows).
+        #[arg(long, value_name = "C", requires = "rows", value_parser = clap::value_parser!(u32).range(1..=255))]
+        cols: Option<u32>,
+        /// With --rows and --cols: every rectangle inside that box, not only the box itself.
+        #[arg(long, requires = "rows")]
+        all: bool,
+        /// Write the CSV to this file (atomically) instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Count the losses of every box inside the tables of a box, as CSV
+    /// (rows,cols,positions,losses; positions counts the non-empty positions of the box).
+    Boxes {
+        /// The table directory of a complete box run.
         #[arg(long, value_name = "DIR")]
         tables: PathBuf,
         /// Write the CSV to this file (atomically) instead of standard output.
