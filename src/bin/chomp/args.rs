@@ -117,12 +117,16 @@ pub enum Command {
     },
     /// Export a table directory as one flat file: every loss, or every position with its outcome and Grundy value.
     Export(crate::export::ExportArgs),
-    /// Draw the plots of a table directory (PNG and SVG): loss share, conjecture ratio, Grundy heat map.
+    /// Draw the plots of a table directory (PNG and SVG): loss share, conjecture ratio, Grundy heat map;
+    /// or, with --openings, the map of every rectangle's winning first move.
     Plot {
         /// Table directories to read (their manifests' level statistics; repeat to merge
         /// runs, e.g. a loss frontier and a Grundy run; an unfinished run gives its completed levels).
-        #[arg(long, value_name = "DIR", required = true)]
+        #[arg(long, value_name = "DIR", required_unless_present = "openings")]
         tables: Vec<PathBuf>,
+        /// An openings CSV (as chomp openings writes): draw openings.png/.svg from it instead.
+        #[arg(long, value_name = "FILE", conflicts_with = "tables")]
+        openings: Option<PathBuf>,
         /// Where to write loss-share, conjecture-ratio and grundy-heatmap .png/.svg (created if missing).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,

@@ -61,7 +61,8 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
             read::verify(&tables, samples, seed, min_tiles..=max_tiles, allow_incomplete)
         }
         Command::Export(args) => export::export(&args),
-        Command::Plot { tables, out } => read::plot(&tables, &out),
+        Command::Plot { openings: Some(csv), out, .. } => read::plot_openings(&csv, &out),
+        Command::Plot { tables, out, openings: None } => read::plot(&tables, &out),
         Command::Summary { tables, out } => read::summary(&tables, &out),
         Command::Bench { probe: Some(tables), .. } => read::bench_probe(&tables),
         Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None } => solve::bench(max_tiles, grundy_max_tiles, dir),

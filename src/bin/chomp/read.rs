@@ -187,6 +187,20 @@ pub fn plot(dirs: &[PathBuf], out: &Path) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `chomp plot --openings FILE`: the openings map of a CSV.
+pub fn plot_openings(csv: &Path, out: &Path) -> Result<ExitCode, String> {
+    let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
+    let openings = rect::parse_openings_csv(&text).map_err(|e| format!("{}: {e}", csv.display()))?;
+    if openings.is_empty() {
+        return Err(format!("{}: no rectangles", csv.display()));
+    }
+    let (r, c) = (openings.iter().map(|o| o.rows).max().unwrap_or(1), openings.iter().map(|o| o.cols).max().unwrap_or(1));
+    for path in plot::plot_openings(&openings, &format!("to {r}×{c}"), out).map_err(|e| e.to_string())? {
+        println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn summary(dirs: &[PathBuf], out: &Path) -> Result<ExitCode, String> {
     let (levels, _) = merged_levels(dirs)?;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
