@@ -206,6 +206,24 @@ fn run_levels(
             checkpointed = Instant::now();
         }
         on_event(&Event::Level(LevelReport { stats, max_tiles: top, sieve_seconds, grundy_seconds, marks: found.marks, lookups }));
+        if n == frontier.horizon() && n < top {
+            // The next epoch of a large box: checkpoint (every process then
+            // reads the same manifest), hold its marks, push every decided loss into it.
+            if root {
+                dir.sync_written()?;
+                manifest.write(dir.path())?;
+                checkpointed = Instant::now();
+            }
+            comm.barrier();
+            if !root {
+                *manifest = dir.read_manifest()?;
+            }
+            frontier.open_epoch(ranking, comm).map_err(io_err(work))?;
+            for l in 1..=n {
+                let ranks: Vec<u64> = dir.read_losses(manifest, l)?.iter().collect();
+                frontier.push_decided(ranking, l, &ranks, n + 1);
+            }
+        }
     }
     if root {
         dir.finish(manifest)?;

@@ -38,7 +38,7 @@ pub enum SolveError {
 }
 
 /// Bytes of the mark bits [`solve_in_memory`] holds at its start (one bit
-/// per position of the universe); the losses add 8 bytes each.
+/// per position of the first epoch's levels); the losses add 8 bytes each.
 pub fn mark_bytes(ranking: &Ranking) -> u64 {
     super::sieve::Frontier::pending_bytes(ranking, 1, 1)
 }
@@ -62,6 +62,12 @@ pub fn solve_in_memory(universe: &Universe) -> Result<Solved, SolveError> {
     let mut losses = vec![Vec::new()];
     for n in 1..=ranking.max_tiles() {
         losses.push(frontier.sieve_level(&ranking, n, &Solo).ranks);
+        if n == frontier.horizon() && n < ranking.max_tiles() {
+            frontier.open_epoch(&ranking, &Solo)?;
+            for (l, ranks) in losses.iter().enumerate().skip(1) {
+                frontier.push_decided(&ranking, l as u32, ranks, n + 1);
+            }
+        }
     }
     Ok(Solved { ranking, losses })
 }

@@ -124,3 +124,34 @@ fn openings_cli_solves_the_box_it_is_asked_about() {
     let o = chomp(&["openings", "--rows", "200", "--cols", "200"]);
     crate::common::assert_one_line_error(&o, "a box too large to rank");
 }
+
+/// `chomp solve` of a box with its mark bits held in two epochs (the
+/// threshold lowered by `CHOMP_EPOCH_BYTES`).
+fn solve_in_epochs(out: &std::path::Path, rows: u32, cols: u32) {
+    let o = std::process::Command::new(crate::common::binary::BIN)
+        .args(["solve", "--rows", &rows.to_string(), "--cols", &cols.to_string(), "--quiet", "--out", out.to_str().unwrap()])
+        .env("CHOMP_EPOCH_BYTES", "1000")
+        .output()
+        .unwrap();
+    assert_ok(&o, "solve in two epochs");
+}
+
+#[test]
+fn two_epochs_give_the_same_tables_and_resume_in_either() {
+    use chomp_tables::Manifest;
+    let tmp = tempfile::tempdir().unwrap();
+    let (one, two) = (tmp.path().join("one"), tmp.path().join("two"));
+    crate::common::chomp_solve(&one, &["--rows", "9", "--cols", "9", "--quiet"]);
+    solve_in_epochs(&two, 9, 9);
+    assert!(crate::common::contents(&one) == crate::common::contents(&two), "same bytes in one epoch or two");
+    // Killed in the first epoch (level 20) or the second (level 60): the rerun resumes to the same bytes.
+    for k in [20, 60] {
+        let mut m = Manifest::read(&two).unwrap();
+        m.complete = false;
+        m.levels_complete = k;
+        m.levels.truncate(k as usize);
+        m.write(&two).unwrap();
+        solve_in_epochs(&two, 9, 9);
+        assert!(crate::common::contents(&one) == crate::common::contents(&two), "resumed after level {k}");
+    }
+}
