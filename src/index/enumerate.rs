@@ -32,6 +32,14 @@ impl<F: FnMut(u64, &[u8])> Visit for F {
     }
 }
 
+/// The fixed parameters of one walk.
+struct Walk {
+    /// Most rows a visited position may have.
+    max_rows: u32,
+    /// Whether that is the universe's row bound (every subtree is then a rank range).
+    uncut: bool,
+}
+
 impl Ranking {
     /// Walks the positions of level `n` whose top rows are `prefix`, in rank
     /// order (they form a contiguous rank range). With `canonical`, only
@@ -63,7 +71,12 @@ impl Ranking {
         }
         let last = prefix[prefix.len() - 1] as u32;
         let mut covered = 0;
-        self.dfs(s, prefix.len() as u32, last, max_rows, rank, &mut rows, visit, &mut covered);
+        // When only the universe's own row bound limits the rows (no
+        // canonical cut), every subtree is a contiguous rank range that the
+        // ranking counts: offer each one whole.
+        let uncut = self.universe().rows == Some(max_rows);
+        let walk = Walk { max_rows, uncut };
+        self.dfs(&walk, s, prefix.len() as u32, last, rank, &mut rows, visit, &mut covered);
         covered
     }
 
@@ -74,20 +87,25 @@ impl Ranking {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn dfs(&self, s: u32, i: u32, prev: u32, max_rows: u32, rank: u64, rows: &mut [u8; 256], visit: &mut impl Visit, covered: &mut u64) {
+    fn dfs(&self, w: &Walk, s: u32, i: u32, prev: u32, rank: u64, rows: &mut [u8; 256], visit: &mut impl Visit, covered: &mut u64) {
         if s == 0 {
             *covered += 1;
             visit.position(rank, &rows[..i as usize]);
             return;
         }
-        let rows_after = max_rows - i; // rows still allowed, this one included
+        let rows_after = w.max_rows - i; // rows still allowed, this one included
         if rows_after == 0 {
             return;
         }
-        if rows_after >= s {
-            // No row bound can bind (s tiles fill at most s rows): every
-            // completion with parts <= prev is in, as one contiguous range.
-            let count = self.q(s, s, prev);
+        if rows_after >= s || w.uncut {
+            // No row bound can bind (s tiles fill at most s rows), or only
+            // the universe's, which the counts know: every completion with
+            // parts <= prev (and at most rows_after rows) is in, as one
+            // contiguous range.
+            let count = self.q(s, rows_after.min(s), prev);
+            if count == 0 {
+                return;
+            }
             if visit.range(rank, count, &rows[..i as usize], s, prev) {
                 *covered += count;
                 return;
@@ -98,7 +116,7 @@ impl Ranking {
         for v in lo..=prev.min(s) {
             rows[i as usize] = v as u8;
             let r = rank + self.contribution(s, i, v);
-            self.dfs(s - v, i + 1, v, max_rows, r, rows, visit, covered);
+            self.dfs(w, s - v, i + 1, v, r, rows, visit, covered);
         }
     }
 }

@@ -1,8 +1,34 @@
-//! Openings: the winning first moves of every rectangle a table directory covers.
+//! Openings: the winning first moves of every rectangle a table directory
+//! (or a universe solved in memory) covers, and the losses of every box.
 
 use super::{ProbeError, Tables};
 use crate::game::Position;
+use crate::index::Ranking;
 use serde::Serialize;
+
+/// Reads openings CSV (`rows,cols,winning_moves`, as [`openings_csv`] writes).
+///
+/// # Errors
+/// A message naming the line that does not parse.
+pub fn parse_openings_csv(text: &str) -> Result<Vec<Opening>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let bad = || format!("line {}: expected rows,cols,row:col row:col ..., found {line:?}", i + 1);
+        let mut f = line.split(',');
+        let (Some(r), Some(c), Some(m), None) = (f.next(), f.next(), f.next(), f.next()) else { return Err(bad()) };
+        let rows = r.trim().parse().map_err(|_| bad())?;
+        let cols = c.trim().parse().map_err(|_| bad())?;
+        let winning_moves = m
+            .split_whitespace()
+            .map(|mv| {
+                let (a, b) = mv.split_once(':').ok_or_else(bad)?;
+                Ok([a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?])
+            })
+            .collect::<Result<_, String>>()?;
+        out.push(Opening { rows, cols, winning_moves });
+    }
+    Ok(out)
+}
 
 /// Winning first moves of one rectangle.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -56,6 +82,112 @@ pub fn openings_csv(openings: &[Opening]) -> String {
     for o in openings {
         let moves: Vec<String> = o.winning_moves.iter().map(|[r, c]| format!("{r}:{c}")).collect();
         s.push_str(&format!("{},{},{}\n", o.rows, o.cols, moves.join(" ")));
+    }
+    s
+}
+
+/// The winning first moves of the rectangle `rows × cols` (both at least 1)
+/// with `is_loss` answering whether a position (inside the universe) loses:
+/// its moves to a loss, row-major.
+pub fn rectangle_opening_with(rows: u32, cols: u32, mut is_loss: impl FnMut(&Position) -> bool) -> Opening {
+    let p = Position::new(&vec![cols; rows as usize]).expect("a rectangle of at least 1x1");
+    let mut winning_moves: Vec<[u32; 2]> = p.moves().into_iter().filter(|(_, child)| is_loss(child)).map(|((r, c), _)| [r, c]).collect();
+    winning_moves.sort();
+    Opening { rows, cols, winning_moves }
+}
+
+/// Positions and losses of one box `rows × cols`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BoxCount {
+    /// Rows of the box.
+    pub rows: u32,
+    /// Columns of the box.
+    pub cols: u32,
+    /// Non-empty positions inside it (`C(rows + cols, rows) − 1`: the
+    /// poisoned square alone included).
+    pub positions: u64,
+    /// Losses among them.
+    pub losses: u64,
+}
+
+/// `C(n, k)`, or `None` past `u64`.
+pub fn binomial(n: u32, k: u32) -> Option<u64> {
+    let k = k.min(n.saturating_sub(k));
+    let mut c: u128 = 1;
+    for i in 1..=k as u128 {
+        c = c * (n as u128 - k as u128 + i) / i;
+        if c > u64::MAX as u128 {
+            return None;
+        }
+    }
+    Some(c as u64)
+}
+
+/// Counts the losses of every box inside a universe bounded by `max_rows ×
+/// max_cols`: `levels` yields each level's loss ranks (of `ranking`); a
+/// loss of height `h` and width `w` lies in every box of at least `h` rows
+/// and `w` columns (whether a position loses does not depend on the box).
+/// Returns every box `rows × cols` with `rows ≤ max_rows`, `cols ≤
+/// max_cols`, by rows then columns.
+pub fn box_counts<E>(
+    ranking: &Ranking,
+    max_rows: u32,
+    max_cols: u32,
+    levels: impl IntoIterator<Item = Result<(u32, Vec<u64>), E>>,
+) -> Result<Vec<BoxCount>, E> {
+    let (h, w) = (max_rows as usize, max_cols as usize);
+    // by_shape[a][b]: losses of height a + 1 and width b + 1.
+    let mut by_shape = vec![vec![0u64; w]; h];
+    let mut rows = Vec::new();
+    for level in levels {
+        let (n, ranks) = level?;
+        for r in ranks {
+            ranking.unrank_into(n, r, &mut rows);
+            by_shape[rows.len() - 1][rows[0] as usize - 1] += 1;
+        }
+    }
+    let mut out = Vec::with_capacity(h * w);
+    let mut within = vec![vec![0u64; w + 1]; h + 1]; // 2-D prefix sums
+    for a in 1..=h {
+        for b in 1..=w {
+            within[a][b] = by_shape[a - 1][b - 1] + within[a - 1][b] + within[a][b - 1] - within[a - 1][b - 1];
+        }
+    }
+    for a in 1..=h {
+        for b in 1..=w {
+            let positions = binomial((a + b) as u32, a as u32).map_or(u64::MAX, |c| c - 1);
+            out.push(BoxCount { rows: a as u32, cols: b as u32, positions, losses: within[a][b] });
+        }
+    }
+    Ok(out)
+}
+
+/// The losses of every box inside complete tables of a box universe (see
+/// [`box_counts`]).
+///
+/// # Errors
+/// [`ProbeError`] for tables that are not a complete box, or damaged tables.
+pub fn table_box_counts(t: &Tables) -> Result<Vec<BoxCount>, ProbeError> {
+    let m = t.manifest();
+    let (Some(rows), Some(cols)) = (m.universe.rows, m.universe.cols) else {
+        return Err(ProbeError::Outside {
+            position: "box counts".into(),
+            size: "they need tables of a box, --rows and --cols".into(),
+            universe: m.universe.bounds(),
+        });
+    };
+    if m.levels_complete < rows * cols {
+        return Err(ProbeError::MissingLevel { tiles: m.levels_complete + 1, complete: m.levels_complete });
+    }
+    let levels = (1..=m.levels_complete).map(|n| t.level_losses(n).map(|l| (n, l.iter().collect())));
+    box_counts(t.ranking(), rows, cols, levels)
+}
+
+/// Box counts as CSV: `rows,cols,positions,losses`.
+pub fn boxes_csv(boxes: &[BoxCount]) -> String {
+    let mut s = String::from("rows,cols,positions,losses\n");
+    for b in boxes {
+        s.push_str(&format!("{},{},{},{}\n", b.rows, b.cols, b.positions, b.losses));
     }
     s
 }

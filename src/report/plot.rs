@@ -3,10 +3,12 @@
 //! `losses · ln(positions) / positions` against 0.283…, and a heat map of
 //! the Grundy value distribution by tile count, with a colour bar. Titles
 //! name the run (`8×15 box: …`, `tile counts to 110: …`); tile counts are
-//! integer ticks.
+//! integer ticks. The openings map shows the winning first move of every
+//! rectangle ([`plot_openings`]).
 
 use super::summary::{ratio_trend, LevelStats, RatioTrend, CONJECTURED_RATIO};
 use crate::game::Universe;
+use crate::read::openings::Opening;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -262,6 +264,107 @@ pub fn plot_all(levels: &[LevelStats], universe: &Universe, dir: &Path) -> Resul
             std::fs::rename(&tmp, &path).map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
             written.push(path);
         }
+    }
+    Ok(written)
+}
+
+/// Kinds of winning first move in a rectangle, as the openings map colours them.
+const MOVE_KINDS: [(&str, RGBColor); 5] = [
+    ("1:1, the square move", RGBColor(68, 1, 84)),
+    ("in row 1", RGBColor(33, 145, 140)),
+    ("in column 1", RGBColor(253, 231, 37)),
+    ("elsewhere", RGBColor(230, 97, 1)),
+    ("in row 0 or column 0 (1-wide)", RGBColor(160, 160, 160)),
+];
+
+/// The kind of a winning move `[row, col]` ([`MOVE_KINDS`]).
+fn move_kind(m: [u32; 2]) -> usize {
+    match m {
+        [1, 1] => 0,
+        [0, _] | [_, 0] => 4,
+        [1, _] => 1,
+        [_, 1] => 2,
+        _ => 3,
+    }
+}
+
+/// Draws the openings map of the rectangles `openings` (every rectangle up
+/// to its largest rows and columns): one cell per `rows × cols` rectangle,
+/// coloured by the kind of its first winning move (row-major), labelled
+/// with that move `row:col` and, when there are several, their number
+/// (`+2`: two more). Written to `dir/openings.png` and `.svg`; returns the
+/// files written. `label` names the source in the title.
+///
+/// # Errors
+/// [`PlotError`] when a file cannot be drawn or written.
+pub fn plot_openings(openings: &[Opening], label: &str, dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    register_fonts();
+    fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, openings: &[Opening], label: &str) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        area.fill(&WHITE)?;
+        let rows = openings.iter().map(|o| o.rows).max().unwrap_or(1);
+        let cols = openings.iter().map(|o| o.cols).max().unwrap_or(1);
+        let area = area.titled(&format!("Winning first moves of every rectangle, {label}"), ("sans-serif", 24))?;
+        let (w, _) = area.dim_in_pixel();
+        let (main, legend) = area.split_horizontally(w.saturating_sub(250));
+        let mut chart = ChartBuilder::on(&main)
+            .margin(16)
+            .x_label_area_size(40)
+            .y_label_area_size(48)
+            .build_cartesian_2d((1u32..cols).into_segmented(), (1u32..rows).into_segmented())?;
+        chart.configure_mesh().disable_mesh().x_desc("columns").y_desc("rows").x_labels(cols as usize).y_labels(rows as usize).draw()?;
+        let cell = |r: u32, c: u32, r1: u32, c1: u32| {
+            [(SegmentValue::Exact(c), SegmentValue::Exact(r)), (SegmentValue::Exact(c1), SegmentValue::Exact(r1))]
+        };
+        chart.draw_series(openings.iter().filter_map(|o| {
+            let first = *o.winning_moves.first()?;
+            Some(Rectangle::new(cell(o.rows, o.cols, o.rows + 1, o.cols + 1), MOVE_KINDS[move_kind(first)].1.filled()))
+        }))?;
+        chart.draw_series(openings.iter().map(|o| Rectangle::new(cell(o.rows, o.cols, o.rows + 1, o.cols + 1), WHITE.stroke_width(1))))?;
+        let (pw, ph) = main.dim_in_pixel();
+        let size = ((pw.min(ph) as f64 / cols.max(rows) as f64) * 0.26).clamp(7.0, 14.0);
+        let texts = openings.iter().filter_map(|o| {
+            let first = *o.winning_moves.first()?;
+            let more = o.winning_moves.len() - 1;
+            let text = if more > 0 { format!("{}:{} +{more}", first[0], first[1]) } else { format!("{}:{}", first[0], first[1]) };
+            let colour: &'static RGBColor = if move_kind(first) == 2 { &BLACK } else { &WHITE };
+            let at = (SegmentValue::CenterOf(o.cols), SegmentValue::CenterOf(o.rows));
+            let style = TextStyle::from(("sans-serif", size).into_font()).color(colour).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Center,
+            ));
+            Some(Text::new(text, at, style))
+        });
+        chart.draw_series(texts)?;
+        // The legend: one swatch per kind of move.
+        let legend = legend.margin(60, 10, 10, 10);
+        for (i, (name, colour)) in MOVE_KINDS.iter().enumerate() {
+            let y = i as i32 * 34;
+            legend.draw(&Rectangle::new([(0, y), (22, y + 22)], colour.filled()))?;
+            legend.draw(&Text::new(name.to_string(), (30, y + 4), ("sans-serif", 14)))?;
+        }
+        legend.draw(&Text::new("label: first winning move".to_string(), (0, 5 * 34 + 10), ("sans-serif", 13)))?;
+        legend.draw(&Text::new("row:col (0-based), +k more".to_string(), (0, 5 * 34 + 28), ("sans-serif", 13)))?;
+        Ok(())
+    }
+    std::fs::create_dir_all(dir).map_err(|e| PlotError { path: dir.to_path_buf(), what: e.to_string() })?;
+    let mut written = Vec::new();
+    for ext in ["png", "svg"] {
+        let path = dir.join(format!("openings.{ext}"));
+        let tmp = dir.join(format!(".openings.tmp.{ext}"));
+        let size = (1100, 900);
+        let result = if ext == "svg" {
+            let area = SVGBackend::new(&tmp, size).into_drawing_area();
+            draw(&area, openings, label).and_then(|()| Ok(area.present()?))
+        } else {
+            let area = BitMapBackend::new(&tmp, size).into_drawing_area();
+            draw(&area, openings, label).and_then(|()| Ok(area.present()?))
+        };
+        result.map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
+        std::fs::rename(&tmp, &path).map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
+        written.push(path);
     }
     Ok(written)
 }

@@ -1,6 +1,7 @@
 //! The level driver: computes a plan level by level into a table
-//! directory, checkpointing after every level (the manifest), resuming
-//! after the last completed level.
+//! directory, checkpointing (the manifest) after a level once
+//! [`Options::checkpoint_seconds`] have passed since the last checkpoint,
+//! resuming after the last checkpointed level.
 
 use super::error::io_err;
 use super::events::{Event, LevelReport, ProcessWork};
@@ -32,13 +33,21 @@ pub struct Options {
     pub max_memory: Option<u64>,
     /// Where scratch files go (e.g. node-local disk); default `OUT/.work`.
     pub work_dir: Option<PathBuf>,
+    /// Seconds of work between checkpoints (the manifest, after one flush of
+    /// the tables written since the last): levels that take less are
+    /// checkpointed together, so that small runs do not pay two flushes per
+    /// level. 0 checkpoints every level. A crash loses at most this much work.
+    pub checkpoint_seconds: f64,
 }
+
+/// The default [`Options::checkpoint_seconds`].
+pub const CHECKPOINT_SECONDS: f64 = 2.0;
 
 impl Options {
     /// Options for a run into `out`: no overwrite, memory limited by what is
     /// available, scratch files inside `out`.
     pub fn new(out: impl Into<PathBuf>) -> Self {
-        Options { out: out.into(), force: false, max_memory: None, work_dir: None }
+        Options { out: out.into(), force: false, max_memory: None, work_dir: None, checkpoint_seconds: CHECKPOINT_SECONDS }
     }
 }
 
@@ -65,7 +74,10 @@ pub fn run(plan: &Plan, opts: &Options, on_event: impl FnMut(&Event)) -> Result<
 /// aborts the job ([`Comm::abort`]).
 pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl FnMut(&Event)) -> Result<Manifest, JobError> {
     let ranking = plan.validate()?;
-    let dir = TableDir::new(&opts.out);
+    // One process flushes its table files at each checkpoint at once; with
+    // several, each flushes its own as it writes them (process 0's flush
+    // could not reach another node's cache).
+    let dir = if comm.processes() == 1 { TableDir::new(&opts.out).deferring() } else { TableDir::new(&opts.out) };
     let root = comm.is_root();
     if comm.processes() > 1 {
         let exe = std::env::current_exe().and_then(fs::read).map(|b| sha256_hex(&b)).unwrap_or_default();
@@ -156,6 +168,7 @@ fn run_levels(
     }
     let shard_limit = plan.shard_limit(ranking);
     let mut mine = ProcessWork { process: comm.process(), ..Default::default() };
+    let mut checkpointed = Instant::now();
     for n in manifest.levels_complete + 1..=top {
         on_event(&Event::Started { tiles: n });
         let size = ranking.size(n);
@@ -213,10 +226,31 @@ fn run_levels(
             manifest.shards.push(shards);
         }
         manifest.levels_complete = n;
-        if root {
+        // The last level's checkpoint is the finished manifest.
+        if root && n < top && checkpointed.elapsed().as_secs_f64() >= opts.checkpoint_seconds {
+            dir.sync_written()?;
             manifest.write(dir.path())?;
+            checkpointed = Instant::now();
         }
         on_event(&Event::Level(LevelReport { stats, max_tiles: top, sieve_seconds, grundy_seconds, marks: found.marks, lookups }));
+        if n == frontier.horizon() && n < top {
+            // The next epoch of a large box: checkpoint (every process then
+            // reads the same manifest), hold its marks, push every decided loss into it.
+            if root {
+                dir.sync_written()?;
+                manifest.write(dir.path())?;
+                checkpointed = Instant::now();
+            }
+            comm.barrier();
+            if !root {
+                *manifest = dir.read_manifest()?;
+            }
+            frontier.open_epoch(ranking, comm).map_err(io_err(work))?;
+            for l in 1..=n {
+                let ranks: Vec<u64> = dir.read_losses(manifest, l)?.iter().collect();
+                frontier.push_decided(ranking, l, &ranks, n + 1);
+            }
+        }
     }
     if root {
         dir.finish(manifest)?;

@@ -42,7 +42,8 @@ pub enum Event {
         /// The level.
         tiles: u32,
     },
-    /// A level is finished and checkpointed.
+    /// A level is finished (checkpointed with the next checkpoint: see
+    /// [`super::Options::checkpoint_seconds`]).
     Level(LevelReport),
     /// The run ended; the work of every process (coordinator only).
     Processes(Vec<ProcessWork>),

@@ -6,11 +6,13 @@ mod driver;
 mod error;
 mod events;
 pub mod grundy;
+pub mod in_memory;
 pub mod memory;
 mod plan;
 pub mod sieve;
 
-pub use driver::{run, run_on, Options};
+pub use driver::{run, run_on, Options, CHECKPOINT_SECONDS};
 pub use error::JobError;
 pub use events::{Event, LevelReport, ProcessWork};
+pub use in_memory::{solve_in_memory, SolveError, Solved};
 pub use plan::{JobFile, Plan, TOOL_VERSION};

@@ -55,6 +55,8 @@ pub struct LevelLosses {
 pub struct Frontier {
     /// Largest level.
     top: u32,
+    /// Largest level whose marks are held (the end of the current epoch).
+    horizon: u32,
     /// Mark bits of this process's range of each level (`None` for decided levels).
     marks: Vec<Option<MappedBits>>,
     /// First rank of this process's range of each level.
@@ -114,9 +116,18 @@ impl BySuffix {
     }
 }
 
+/// Boxes whose mark bits exceed this are sieved in two epochs (the
+/// environment variable `CHOMP_EPOCH_BYTES` overrides it, for tests).
+const EPOCH_BYTES: u64 = 256 << 20;
+
+fn epoch_bytes() -> u64 {
+    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| std::env::var("CHOMP_EPOCH_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(EPOCH_BYTES))
+}
+
 impl Frontier {
     /// Empty mark sets (anonymous memory) of this process's range of the
-    /// levels `decided + 1 ..= top`.
+    /// levels `decided + 1 ..=` the end of their epoch ([`Frontier::epoch_end`]).
     ///
     /// # Errors
     /// When the memory cannot be mapped.
@@ -125,26 +136,88 @@ impl Frontier {
         let (mut marks, mut base) = (Vec::with_capacity(top as usize + 1), Vec::with_capacity(top as usize + 1));
         for n in 0..=top {
             let range = if n == 0 { 0..0 } else { split::share_range(ranking, n, SHARES, comm.process(), comm.processes()) };
-            marks.push(if n > decided { Some(MappedBits::anonymous(range.end - range.start)?) } else { None });
+            marks.push(None);
             base.push(range.start);
         }
-        Ok(Frontier { top, marks, base, pushed: vec![0; top as usize + 1], by_suffix: BySuffix::new(ranking) })
+        let mut f = Frontier { top, horizon: decided, marks, base, pushed: vec![0; top as usize + 1], by_suffix: BySuffix::new(ranking) };
+        if decided < top {
+            f.open_epoch(ranking, comm)?;
+        }
+        Ok(f)
+    }
+
+    /// The last level of the epoch holding level `n`. The mark bits of one
+    /// epoch's levels are held at once: a universe is one epoch, except a
+    /// box whose bits exceed 256 MiB (`CHOMP_EPOCH_BYTES`): its levels are split where half its
+    /// positions are reached, and each half's bits are held in turn (the
+    /// losses of the first half are pushed again into the second when it
+    /// opens). Peak memory halves; the second push costs a little time.
+    pub fn epoch_end(ranking: &Ranking, n: u32) -> u32 {
+        let top = ranking.max_tiles();
+        let u = ranking.universe();
+        if u.rows.is_none() || u.cols.is_none() {
+            return top;
+        }
+        let total = Self::bytes(ranking, 1, top, 1);
+        if total <= epoch_bytes() {
+            return top;
+        }
+        let mut acc = 0;
+        let mut split = top;
+        for m in 1..=top {
+            acc += ranking.size(m).div_ceil(64) * 8;
+            if acc * 2 >= total {
+                split = m;
+                break;
+            }
+        }
+        if n <= split {
+            split
+        } else {
+            top
+        }
+    }
+
+    /// Allocates the mark bits of the next epoch (the levels after the
+    /// horizon, all smaller levels decided). The caller then pushes every
+    /// decided loss into it ([`Frontier::push_decided`] from the old horizon + 1).
+    ///
+    /// # Errors
+    /// When the memory cannot be mapped.
+    pub fn open_epoch(&mut self, ranking: &Ranking, comm: &dyn Comm) -> io::Result<()> {
+        let from = self.horizon + 1;
+        let end = Self::epoch_end(ranking, from);
+        for n in from..=end {
+            let range = split::share_range(ranking, n, SHARES, comm.process(), comm.processes());
+            self.marks[n as usize] = Some(MappedBits::anonymous(range.end - range.start)?);
+        }
+        self.horizon = end;
+        Ok(())
+    }
+
+    /// The last level whose marks are held.
+    pub fn horizon(&self) -> u32 {
+        self.horizon
     }
 
     /// Bytes of the mark sets one of `processes` processes holds while
-    /// level `n` is pending (its share of levels `n ..= top`).
+    /// level `n` is pending (its share of levels `n ..=` the end of their epoch).
     pub fn pending_bytes(ranking: &Ranking, n: u32, processes: usize) -> u64 {
-        (n..=ranking.max_tiles()).map(|m| ranking.size(m).div_ceil(processes as u64).div_ceil(64) * 8).sum()
+        Self::bytes(ranking, n, Self::epoch_end(ranking, n), processes)
+    }
+
+    fn bytes(ranking: &Ranking, from: u32, to: u32, processes: usize) -> u64 {
+        (from..=to).map(|m| ranking.size(m).div_ceil(processes as u64).div_ceil(64) * 8).sum()
     }
 
     /// Pushes the losses `ranks` of the decided level `n` (gathered from
-    /// every process, or read back from its table on resume) into this
-    /// process's range of the pending levels above `from − 1`.
+    /// every process, or read back from its table on resume or when an
+    /// epoch opens) into this process's range of the held levels above `from − 1`.
     pub fn push_decided(&mut self, ranking: &Ranking, n: u32, ranks: &[u64], from: u32) {
-        if from > self.top {
+        if from > self.horizon {
             return;
         }
-        let (dmin, dmax) = (from - n, self.top - n);
+        let (dmin, dmax) = (from - n, self.horizon - n);
         let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks, &self.base);
         let top = self.top;
         let counts = ranks
@@ -176,7 +249,7 @@ impl Frontier {
         let base = self.base[n as usize];
         let top = self.top;
         let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks, &self.base);
-        let dmax = top - n;
+        let dmax = self.horizon - n;
         // Scan this process's range of the level for unmarked positions
         // (and, for a canonical loss with fewer rows than columns, add its
         // conjugate, which the scan skips). One process pushes each loss at

@@ -56,12 +56,61 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TableError + '_ {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableDir {
     root: PathBuf,
+    /// Table and summary files are renamed into place without being flushed
+    /// one by one; [`TableDir::sync_written`] flushes them all at the next
+    /// checkpoint (the manifest itself is always written durably).
+    deferred: bool,
 }
 
 impl TableDir {
     /// The table directory at `path`.
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        TableDir { root: path.into() }
+        TableDir { root: path.into(), deferred: false }
+    }
+
+    /// The same directory, writing table files without flushing each one:
+    /// a run then calls [`TableDir::sync_written`] before every checkpoint
+    /// ([`Manifest::write`] and [`TableDir::finish`]), so that a manifest
+    /// never lists a file that a crash could lose. One flush per checkpoint
+    /// instead of two per file: a 12×12 box has 144 levels.
+    pub fn deferring(mut self) -> Self {
+        self.deferred = true;
+        self
+    }
+
+    /// Makes every file written so far durable (one `syncfs` of the
+    /// directory's file system where available, else a flush of each table
+    /// file and sub-directory).
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn sync_written(&self) -> Result<(), TableError> {
+        if !self.deferred {
+            return Ok(());
+        }
+        #[cfg(all(feature = "tool", target_os = "linux"))]
+        {
+            use std::os::fd::AsRawFd;
+            let d = File::open(&self.root).map_err(io(&self.root))?;
+            // SAFETY: syncfs on a file descriptor we own, open for the call.
+            if unsafe { libc::syncfs(d.as_raw_fd()) } == 0 {
+                return Ok(());
+            }
+        }
+        let subs = TABLE_DIRS.iter().map(|s| self.root.join(s)).chain(std::iter::once(self.root.clone()));
+        for sub in subs {
+            let Ok(entries) = fs::read_dir(&sub) else { continue };
+            for entry in entries.flatten() {
+                let p = entry.path();
+                if p.is_file() {
+                    File::open(&p).and_then(|f| f.sync_all()).map_err(io(&p))?;
+                }
+            }
+            if let Ok(d) = File::open(&sub) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
     }
 
     /// Its path.
@@ -286,7 +335,12 @@ impl TableDir {
     /// # Errors
     /// I/O errors; nothing half-written is left.
     pub fn write_file(&self, m: &mut Manifest, rel: &str, bytes: &[u8]) -> Result<(), TableError> {
-        write_atomic(&self.root.join(rel), bytes)?;
+        let path = self.root.join(rel);
+        if self.deferred {
+            write_renamed(&path, bytes)?;
+        } else {
+            write_atomic(&path, bytes)?;
+        }
         m.add_file(rel, bytes);
         Ok(())
     }
@@ -300,6 +354,7 @@ impl TableDir {
             self.write_file(m, name, text.as_bytes())?;
         }
         m.complete = true;
+        self.sync_written()?;
         m.write(&self.root)
     }
 
@@ -536,6 +591,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TableError> {
         }
         Ok(())
     })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        TableError::io(path, e)
+    })
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, without
+/// flushing: readers never see a half-written file, and a later
+/// [`TableDir::sync_written`] makes it durable.
+///
+/// # Errors
+/// I/O errors; the temporary file is removed on failure.
+fn write_renamed(path: &Path, bytes: &[u8]) -> Result<(), TableError> {
+    let tmp = tmp_path(path);
+    let result = fs::write(&tmp, bytes).and_then(|()| fs::rename(&tmp, path));
     result.map_err(|e| {
         let _ = fs::remove_file(&tmp);
         TableError::io(path, e)

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod boxes;
 mod brute;
 mod cli;
 mod corruption;

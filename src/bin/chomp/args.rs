@@ -84,9 +84,31 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List the winning first moves of every rectangle in the tables, as CSV (rows,cols,winning_moves).
+    /// List the winning first moves of rectangles, as CSV (rows,cols,winning_moves): every
+    /// rectangle in --tables, or the --rows x --cols rectangle (solving that box in memory
+    /// when no --tables is given: no tables needed).
+    #[command(group(clap::ArgGroup::new("source").args(["tables", "rows"]).required(true).multiple(true)))]
     Openings {
         /// The table directory to read.
+        #[arg(long, value_name = "DIR")]
+        tables: Option<PathBuf>,
+        /// Rows of the rectangle (with --cols).
+        #[arg(long, value_name = "R", requires = "cols", value_parser = clap::value_parser!(u32).range(1..=255))]
+        rows: Option<u32>,
+        /// Columns of the rectangle (with --rows).
+        #[arg(long, value_name = "C", requires = "rows", value_parser = clap::value_parser!(u32).range(1..=255))]
+        cols: Option<u32>,
+        /// With --rows and --cols: every rectangle inside that box, not only the box itself.
+        #[arg(long, requires = "rows")]
+        all: bool,
+        /// Write the CSV to this file (atomically) instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Count the losses of every box inside the tables of a box, as CSV
+    /// (rows,cols,positions,losses; positions counts the non-empty positions of the box).
+    Boxes {
+        /// The table directory of a complete box run.
         #[arg(long, value_name = "DIR")]
         tables: PathBuf,
         /// Write the CSV to this file (atomically) instead of standard output.
@@ -95,12 +117,16 @@ pub enum Command {
     },
     /// Export a table directory as one flat file: every loss, or every position with its outcome and Grundy value.
     Export(crate::export::ExportArgs),
-    /// Draw the plots of a table directory (PNG and SVG): loss share, conjecture ratio, Grundy heat map.
+    /// Draw the plots of a table directory (PNG and SVG): loss share, conjecture ratio, Grundy heat map;
+    /// or, with --openings, the map of every rectangle's winning first move.
     Plot {
         /// Table directories to read (their manifests' level statistics; repeat to merge
         /// runs, e.g. a loss frontier and a Grundy run; an unfinished run gives its completed levels).
-        #[arg(long, value_name = "DIR", required = true)]
+        #[arg(long, value_name = "DIR", required_unless_present = "openings")]
         tables: Vec<PathBuf>,
+        /// An openings CSV (as chomp openings writes): draw openings.png/.svg from it instead.
+        #[arg(long, value_name = "FILE", conflicts_with = "tables")]
+        openings: Option<PathBuf>,
         /// Where to write loss-share, conjecture-ratio and grundy-heatmap .png/.svg (created if missing).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,

@@ -71,12 +71,14 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         }
         Command::Query { position, tables, json } => read::query(&position, &tables, json),
         Command::Ichomp { quadrants, tables, json } => read::ichomp(&quadrants, &tables, json),
-        Command::Openings { tables, out } => read::openings(&tables, out.as_deref()),
+        Command::Openings { tables, rows, cols, all, out } => read::openings(tables.as_deref(), rows.zip(cols), all, out.as_deref()),
+        Command::Boxes { tables, out } => read::boxes(&tables, out.as_deref()),
         Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete } => {
             read::verify(&tables, samples, seed, min_tiles..=max_tiles, allow_incomplete)
         }
         Command::Export(args) => export::export(&args),
-        Command::Plot { tables, out } => read::plot(&tables, &out),
+        Command::Plot { openings: Some(csv), out, .. } => read::plot_openings(&csv, &out),
+        Command::Plot { tables, out, openings: None } => read::plot(&tables, &out),
         Command::Summary { tables, out } => read::summary(&tables, &out),
         Command::Bench { probe: Some(tables), .. } => read::bench_probe(&tables),
         Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None } => solve::bench(max_tiles, grundy_max_tiles, dir),

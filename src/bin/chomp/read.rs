@@ -70,9 +70,42 @@ pub fn ichomp(quadrants: &[String], dir: &Path, json: bool) -> Result<ExitCode, 
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn openings(dir: &Path, out: Option<&Path>) -> Result<ExitCode, String> {
-    let t = open(dir)?;
-    let csv = rect::openings_csv(&rect::rectangle_openings(&t).map_err(|e| e.to_string())?);
+/// `chomp openings`: every rectangle of a table directory, one rectangle
+/// from it, or (no directory) one box solved in memory (with `all`, every
+/// rectangle inside it).
+pub fn openings(dir: Option<&Path>, rect: Option<(u32, u32)>, all: bool, out: Option<&Path>) -> Result<ExitCode, String> {
+    let openings = match (dir, rect) {
+        (Some(dir), None) => rect::rectangle_openings(&open(dir)?).map_err(|e| e.to_string())?,
+        (Some(dir), Some((r, c))) if all => {
+            let t = open(dir)?;
+            let mut v = Vec::new();
+            for (a, b) in (1..=r).flat_map(|a| (1..=c).map(move |b| (a, b))) {
+                v.push(rect::rectangle_opening(&t, a, b).map_err(|e| e.to_string())?);
+            }
+            v
+        }
+        (Some(dir), Some((r, c))) => vec![rect::rectangle_opening(&open(dir)?, r, c).map_err(|e| e.to_string())?],
+        (None, Some((r, c))) => {
+            let universe = chomp_tables::Universe::boxed(r, c);
+            let solved = chomp_tables::solve::solve_in_memory(&universe).map_err(|e| format!("solving the {r}x{c} box: {e}"))?;
+            if all {
+                solved.rectangle_openings()
+            } else {
+                vec![solved.rectangle_opening(r, c).expect("the box itself")]
+            }
+        }
+        (None, None) => return Err("openings needs --tables or --rows and --cols".into()),
+    };
+    write_or_print(&rect::openings_csv(&openings), out)
+}
+
+/// `chomp boxes`: positions and losses of every box inside a box's tables.
+pub fn boxes(dir: &Path, out: Option<&Path>) -> Result<ExitCode, String> {
+    let counts = rect::table_box_counts(&open(dir)?).map_err(|e| e.to_string())?;
+    write_or_print(&rect::boxes_csv(&counts), out)
+}
+
+fn write_or_print(csv: &str, out: Option<&Path>) -> Result<ExitCode, String> {
     match out {
         Some(path) => write_atomic(path, csv.as_bytes()).map_err(|e| e.to_string())?,
         None => print!("{csv}"),
@@ -149,6 +182,20 @@ pub fn plot(dirs: &[PathBuf], out: &Path) -> Result<ExitCode, String> {
     let (levels, universe) = merged_levels(dirs)?;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     for path in plot::plot_all(&levels, &universe, out).map_err(|e| e.to_string())? {
+        println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chomp plot --openings FILE`: the openings map of a CSV.
+pub fn plot_openings(csv: &Path, out: &Path) -> Result<ExitCode, String> {
+    let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
+    let openings = rect::parse_openings_csv(&text).map_err(|e| format!("{}: {e}", csv.display()))?;
+    if openings.is_empty() {
+        return Err(format!("{}: no rectangles", csv.display()));
+    }
+    let (r, c) = (openings.iter().map(|o| o.rows).max().unwrap_or(1), openings.iter().map(|o| o.cols).max().unwrap_or(1));
+    for path in plot::plot_openings(&openings, &format!("to {r}×{c}"), out).map_err(|e| e.to_string())? {
         println!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)

@@ -40,7 +40,13 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
         });
     }
     let t0 = Instant::now();
-    let opts = Options { out: out.clone(), force: flags.force, max_memory: flags.max_memory, work_dir: flags.work_dir.clone() };
+    let opts = Options {
+        out: out.clone(),
+        force: flags.force,
+        max_memory: flags.max_memory,
+        work_dir: flags.work_dir.clone(),
+        ..Options::new(out.clone())
+    };
     let manifest = solve::run_on(plan, &opts, comm, |e| {
         if let Event::Started { tiles } = e {
             CURRENT_LEVEL.store(*tiles, Ordering::Relaxed);

@@ -1,0 +1,149 @@
+//! A universe solved into memory, with no table directory: the loss sieve
+//! level by level (the same [`Frontier`] a run uses), its losses kept as
+//! sorted ranks. No thread pool set-up beyond rayon's, no files, no lock, no
+//! checkpoints: what `chomp openings --rows R --cols C` and a front end
+//! solving a small board on demand need (a 12×12 box takes milliseconds).
+
+use super::sieve::Frontier;
+use crate::cluster::Solo;
+use crate::game::{Position, Universe};
+use crate::index::Ranking;
+use crate::read::openings::{box_counts, rectangle_opening_with, BoxCount, Opening};
+use std::convert::Infallible;
+
+/// Every loss of a universe, by level.
+pub struct Solved {
+    ranking: Ranking,
+    /// `losses[n]`: the ranks of the losses with `n` tiles, increasing (`losses[0]` empty).
+    losses: Vec<Vec<u64>>,
+}
+
+/// Errors of [`solve_in_memory`].
+#[derive(Debug, thiserror::Error)]
+pub enum SolveError {
+    /// The universe is invalid or too large to rank.
+    #[error("{0}")]
+    Universe(#[from] crate::game::UniverseError),
+    /// The mark bits could not be mapped.
+    #[error("cannot map memory for the mark bits: {0}")]
+    Memory(#[from] std::io::Error),
+    /// The mark bits alone would not fit in the memory available.
+    #[error("the mark bits need {need}, more than the {available} available")]
+    TooLarge {
+        /// The mark bits' size, in words.
+        need: String,
+        /// The memory available, in words.
+        available: String,
+    },
+}
+
+/// Bytes of the mark bits [`solve_in_memory`] holds at its start (one bit
+/// per position of the first epoch's levels); the losses add 8 bytes each.
+pub fn mark_bytes(ranking: &Ranking) -> u64 {
+    super::sieve::Frontier::pending_bytes(ranking, 1, 1)
+}
+
+/// Solves every level of `universe` into memory (the loss sieve; no Grundy
+/// values). Memory: the mark bits of the pending levels (one bit per
+/// position, released level by level) and the losses (8 bytes each).
+///
+/// # Errors
+/// [`SolveError`] for an invalid universe or when memory cannot be mapped.
+pub fn solve_in_memory(universe: &Universe) -> Result<Solved, SolveError> {
+    let ranking = Ranking::new(universe)?;
+    let need = mark_bytes(&ranking);
+    if let Some(available) = super::memory::available_memory() {
+        if need > available {
+            let h = super::memory::human_bytes;
+            return Err(SolveError::TooLarge { need: h(need), available: h(available) });
+        }
+    }
+    let mut frontier = Frontier::new(&ranking, 0, &Solo)?;
+    let mut losses = vec![Vec::new()];
+    for n in 1..=ranking.max_tiles() {
+        losses.push(frontier.sieve_level(&ranking, n, &Solo).ranks);
+        if n == frontier.horizon() && n < ranking.max_tiles() {
+            frontier.open_epoch(&ranking, &Solo)?;
+            for (l, ranks) in losses.iter().enumerate().skip(1) {
+                frontier.push_decided(&ranking, l as u32, ranks, n + 1);
+            }
+        }
+    }
+    Ok(Solved { ranking, losses })
+}
+
+impl Solved {
+    /// The ranking of the universe.
+    pub fn ranking(&self) -> &Ranking {
+        &self.ranking
+    }
+
+    /// The universe solved.
+    pub fn universe(&self) -> &Universe {
+        self.ranking.universe()
+    }
+
+    /// The loss ranks of level `n`, increasing (empty outside `1..=max_tiles`).
+    pub fn losses(&self, n: u32) -> &[u64] {
+        self.losses.get(n as usize).map_or(&[], |v| v.as_slice())
+    }
+
+    /// Whether `p` loses for the player to move; `None` when `p` lies
+    /// outside the universe (its transpose is tried in a symmetric one).
+    pub fn is_loss(&self, p: &Position) -> Option<bool> {
+        let u = self.universe();
+        let rows = if u.contains(p) {
+            p.rows().to_vec()
+        } else {
+            let t = p.conjugate();
+            if !u.contains(&t) {
+                return None;
+            }
+            t.rows().to_vec()
+        };
+        let n = p.tiles();
+        let rank = self.ranking.rank_rows(&rows);
+        Some(self.losses(n).binary_search(&rank).is_ok())
+    }
+
+    /// The winning first moves of the rectangle `rows × cols`, or `None`
+    /// when it is not inside the universe (nor its transpose).
+    pub fn rectangle_opening(&self, rows: u32, cols: u32) -> Option<Opening> {
+        let p = Position::new(&vec![cols; rows as usize]).ok()?;
+        self.is_loss(&p)?;
+        Some(rectangle_opening_with(rows, cols, |c| self.is_loss(c).expect("a child of a position inside")))
+    }
+
+    /// The winning first moves of every rectangle inside the universe, by
+    /// rows then columns.
+    pub fn rectangle_openings(&self) -> Vec<Opening> {
+        let (rows, cols) = self.bounds();
+        let top = self.ranking.max_tiles();
+        let mut out = Vec::new();
+        for r in 1..=rows {
+            for c in 1..=cols {
+                if r * c <= top {
+                    out.extend(self.rectangle_opening(r, c));
+                }
+            }
+        }
+        out
+    }
+
+    /// Positions and losses of every box inside a box universe, by rows then columns.
+    pub fn box_counts(&self) -> Vec<BoxCount> {
+        let (rows, cols) = self.bounds();
+        let levels = (1..=self.ranking.max_tiles()).map(|n| Ok::<_, Infallible>((n, self.losses(n).to_vec())));
+        match box_counts(&self.ranking, rows, cols, levels) {
+            Ok(b) => b,
+            Err(e) => match e {},
+        }
+    }
+
+    /// Largest row count and row length (bounded by the tile count).
+    fn bounds(&self) -> (u32, u32) {
+        let u = self.universe();
+        let top = self.ranking.max_tiles();
+        (u.rows.unwrap_or(top).min(top), u.cols.unwrap_or(top).min(top))
+    }
+}
