@@ -6,9 +6,9 @@
 use super::error::io_err;
 use super::events::{Event, LevelReport, ProcessWork};
 use super::grundy;
-use super::memory::{check_memory, peak_rss_kib, preflight, resident_kib};
+use super::memory::{check_memory, holding, peak_rss_kib, preflight, resident_kib};
 use super::plan::{Plan, TOOL_VERSION};
-use super::sieve::Frontier;
+use super::sieve::{Frontier, Holding};
 use super::JobError;
 use crate::cluster::{self, Comm, Solo};
 use crate::index::split;
@@ -85,11 +85,12 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     }
     // Refuse at once, before the directory is created, a run whose next
     // level would not fit: the pending levels' marks are reserved up front.
+    let hold = holding(opts.max_memory, comm);
     let fresh = plan.manifest(&ranking);
     let known = dir.read_manifest().ok().filter(|m| m.same_job(&fresh));
     let first = known.as_ref().map_or(1, |m| m.levels_complete + 1);
     if first <= ranking.max_tiles() {
-        check_memory(&ranking, plan, first, known.as_ref().unwrap_or(&fresh), opts.max_memory, comm.processes())?;
+        check_memory(&ranking, plan, first, known.as_ref().unwrap_or(&fresh), opts.max_memory, hold)?;
     }
     let mut lock = None;
     let mut manifest = if root {
@@ -112,7 +113,7 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     }
     if root {
         let threads = rayon::current_num_threads() * comm.processes();
-        on_event(&Event::Estimate { levels: preflight(&ranking, plan, manifest.levels_complete + 1, threads, comm.processes()), threads });
+        on_event(&Event::Estimate { levels: preflight(&ranking, plan, manifest.levels_complete + 1, threads, hold), threads });
     }
     // One scratch directory per node, named after its first process (and,
     // on a shared --work-dir, that process's pid), shared by the node's
@@ -133,7 +134,7 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
         fs::create_dir_all(&work).map_err(io_err(&work))?;
     }
     comm.node_barrier();
-    let result = run_levels(plan, &ranking, &dir, &work, &mut manifest, comm, opts, &mut on_event);
+    let result = run_levels(plan, &ranking, &dir, &work, &mut manifest, comm, opts, hold, &mut on_event);
     if comm.is_node_leader() {
         // Unlinking is safe while the node's other processes still map the files.
         let _ = fs::remove_dir_all(&work);
@@ -156,11 +157,16 @@ fn run_levels(
     manifest: &mut Manifest,
     comm: &dyn Comm,
     opts: &Options,
+    hold: Holding,
     on_event: &mut impl FnMut(&Event),
 ) -> Result<(), JobError> {
     let root = comm.is_root();
     let top = ranking.max_tiles();
-    let mut frontier = Frontier::new(ranking, manifest.levels_complete, comm).map_err(io_err(work))?;
+    let mut frontier = Frontier::new(ranking, manifest.levels_complete, comm, hold).map_err(io_err(work))?;
+    let window = |frontier: &Frontier, from: u32| Event::Window { from, to: frontier.horizon(), bytes: frontier.held_bytes() };
+    if frontier.horizon() < top {
+        on_event(&window(&frontier, manifest.levels_complete + 1));
+    }
     let mut grundy_maps: Vec<Option<Mmap>> = vec![None];
     if manifest.levels_complete > 0 {
         on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
@@ -172,7 +178,7 @@ fn run_levels(
     for n in manifest.levels_complete + 1..=top {
         on_event(&Event::Started { tiles: n });
         let size = ranking.size(n);
-        check_memory(ranking, plan, n, manifest, opts.max_memory, comm.processes())?;
+        check_memory(ranking, plan, n, manifest, opts.max_memory, hold)?;
         let t0 = Instant::now();
         let found = frontier.sieve_level(ranking, n, comm);
         mine.marks += found.marks;
@@ -234,7 +240,7 @@ fn run_levels(
         }
         on_event(&Event::Level(LevelReport { stats, max_tiles: top, sieve_seconds, grundy_seconds, marks: found.marks, lookups }));
         if n == frontier.horizon() && n < top {
-            // The next epoch of a large box: checkpoint (every process then
+            // The next epoch (window): checkpoint (every process then
             // reads the same manifest), hold its marks, push every decided loss into it.
             if root {
                 dir.sync_written()?;
@@ -246,6 +252,7 @@ fn run_levels(
                 *manifest = dir.read_manifest()?;
             }
             frontier.open_epoch(ranking, comm).map_err(io_err(work))?;
+            on_event(&window(&frontier, n + 1));
             for l in 1..=n {
                 let ranks: Vec<u64> = dir.read_losses(manifest, l)?.iter().collect();
                 frontier.push_decided(ranking, l, &ranks, n + 1);

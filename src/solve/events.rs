@@ -37,6 +37,18 @@ pub enum Event {
         /// Levels already done.
         levels_complete: u32,
     },
+    /// The mark bits of levels `from..=to` are held from now on: a new
+    /// window, when the pending levels' bits do not fit at once
+    /// (`crate::solve::sieve::Holding`). Not sent when one window holds
+    /// every level.
+    Window {
+        /// Its first level.
+        from: u32,
+        /// Its last level.
+        to: u32,
+        /// Bytes of mark bits this process holds for it.
+        bytes: u64,
+    },
     /// A level is starting.
     Started {
         /// The level.

@@ -40,7 +40,7 @@ pub enum SolveError {
 /// Bytes of the mark bits [`solve_in_memory`] holds at its start (one bit
 /// per position of the first epoch's levels); the losses add 8 bytes each.
 pub fn mark_bytes(ranking: &Ranking) -> u64 {
-    super::sieve::Frontier::pending_bytes(ranking, 1, 1)
+    super::sieve::Frontier::pending_bytes(ranking, 1, super::sieve::Holding::SOLO)
 }
 
 /// Solves every level of `universe` into memory (the loss sieve; no Grundy
@@ -58,7 +58,7 @@ pub fn solve_in_memory(universe: &Universe) -> Result<Solved, SolveError> {
             return Err(SolveError::TooLarge { need: h(need), available: h(available) });
         }
     }
-    let mut frontier = Frontier::new(&ranking, 0, &Solo)?;
+    let mut frontier = Frontier::new(&ranking, 0, &Solo, super::sieve::Holding::SOLO)?;
     let mut losses = vec![Vec::new()];
     for n in 1..=ranking.max_tiles() {
         losses.push(frontier.sieve_level(&ranking, n, &Solo).ranks);

@@ -2,8 +2,9 @@
 //! the machine or the container allows, and the preflight estimate printed
 //! before a long run starts.
 
-use super::sieve::Frontier;
+use super::sieve::{Frontier, Holding};
 use super::{JobError, Plan};
+use crate::cluster::Comm;
 use crate::index::Ranking;
 use crate::store::Manifest;
 use std::fs;
@@ -61,11 +62,36 @@ fn expected_losses(positions: u64) -> u64 {
 /// losses (about the previous level's loss share, as ranks and their table),
 /// and for Grundy levels every smaller level's values (mapped) plus this
 /// level's values and their compressed copy.
-pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &Manifest, processes: usize) -> u64 {
+pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &Manifest, hold: Holding) -> u64 {
     let size = ranking.size(n);
     let share = manifest.levels.last().map_or(0.05, |l| l.losses as f64 / l.positions as f64);
     let new_losses = (share * 1.5 * size as f64) as u64;
-    Frontier::pending_bytes(ranking, n, processes) + new_losses * 16 + grundy_bytes(ranking, plan, n)
+    Frontier::pending_bytes(ranking, n, hold) + new_losses * 16 + grundy_bytes(ranking, plan, n)
+}
+
+/// How each process of a run holds its mark bits: its share of each level,
+/// and a window of half the memory it may use (`limit`, else what the
+/// system and the cgroup report available, divided among the processes of
+/// its node), the same on every process (the smallest). Levels whose bits
+/// fit in half of that are sieved in one window, as without one.
+pub fn holding(limit: Option<u64>, comm: &dyn Comm) -> Holding {
+    let room = limit.or_else(available_memory).unwrap_or(u64::MAX);
+    let mine = [room.to_le_bytes(), (comm.node_leader() as u64).to_le_bytes()].concat();
+    let all: Vec<(u64, u64)> = comm
+        .all_gather(&mine)
+        .iter()
+        .map(|b| (u64::from_le_bytes(b[..8].try_into().unwrap()), u64::from_le_bytes(b[8..16].try_into().unwrap())))
+        .collect();
+    let window = all
+        .iter()
+        .map(|&(room, node)| {
+            // With --max-memory the limit is per process; available memory is the node's.
+            let sharing = if limit.is_some() { 1 } else { all.iter().filter(|&&(_, n)| n == node).count() as u64 };
+            room / sharing / 2
+        })
+        .min()
+        .filter(|&w| w < u64::MAX / 4);
+    Holding { processes: comm.processes(), window }
 }
 
 fn grundy_bytes(ranking: &Ranking, plan: &Plan, n: u32) -> u64 {
@@ -95,7 +121,7 @@ pub struct LevelEstimate {
 /// `first` on (time on `threads` threads, peak memory, disk), from the
 /// conjectured loss density and the throughput measured on the reference
 /// machine. Rough by design: it tells minutes from hours, MiB from GiB.
-pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, processes: usize) -> Vec<LevelEstimate> {
+pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hold: Holding) -> Vec<LevelEstimate> {
     let sym = ranking.universe().is_symmetric();
     let threads = threads.max(1) as f64;
     let mut out = Vec::new();
@@ -109,7 +135,7 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, pro
             seconds += (canonical * (n as u64 - 1)) as f64 / GRUNDY_LOOKUPS_PER_CORE / threads;
             disk += (positions as f64 * GRUNDY_TABLE_BYTES_PER_POSITION) as u64;
         }
-        let memory = Frontier::pending_bytes(ranking, n, processes) + losses * 16 + grundy_bytes(ranking, plan, n);
+        let memory = Frontier::pending_bytes(ranking, n, hold) + losses * 16 + grundy_bytes(ranking, plan, n);
         out.push(LevelEstimate { tiles: n, positions, seconds, memory, disk });
     }
     out
@@ -197,9 +223,9 @@ pub fn check_memory(
     n: u32,
     manifest: &Manifest,
     limit: Option<u64>,
-    processes: usize,
+    hold: Holding,
 ) -> Result<(), JobError> {
-    let need = estimate_level_bytes(ranking, plan, n, manifest, processes);
+    let need = estimate_level_bytes(ranking, plan, n, manifest, hold);
     let kept = if n > 1 { format!("levels 1..={} are complete and kept", n - 1) } else { "no level is complete yet".to_string() };
     if let Some(limit) = limit {
         if need > limit {
@@ -247,7 +273,7 @@ mod tests {
     fn preflight_covers_every_level_and_grows() {
         let ranking = Ranking::new(&crate::Universe::tiles(60)).unwrap();
         let plan = Plan::new(crate::Universe::tiles(60), 40);
-        let est = preflight(&ranking, &plan, 1, 2, 1);
+        let est = preflight(&ranking, &plan, 1, 2, Holding::SOLO);
         assert_eq!(est.len(), 60);
         assert_eq!(est[59].positions, ranking.size(60));
         assert!(est[39].seconds > est[9].seconds);
@@ -255,6 +281,6 @@ mod tests {
         let all_marks: u64 = (1..=60).map(|n| ranking.size(n).div_ceil(64) * 8).sum();
         assert!(est[0].memory >= all_marks && est[59].memory < est[50].memory);
         assert!(est.iter().all(|e| e.disk > 0 && e.memory > 0));
-        assert_eq!(preflight(&ranking, &plan, 51, 2, 1).len(), 10);
+        assert_eq!(preflight(&ranking, &plan, 51, 2, Holding::SOLO).len(), 10);
     }
 }

@@ -57,6 +57,8 @@ pub struct Frontier {
     top: u32,
     /// Largest level whose marks are held (the end of the current epoch).
     horizon: u32,
+    /// The share and window of the mark bits held.
+    hold: Holding,
     /// Mark bits of this process's range of each level (`None` for decided levels).
     marks: Vec<Option<MappedBits>>,
     /// First rank of this process's range of each level.
@@ -125,13 +127,32 @@ fn epoch_bytes() -> u64 {
     *LIMIT.get_or_init(|| std::env::var("CHOMP_EPOCH_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(EPOCH_BYTES))
 }
 
+/// How a process holds mark bits: its share of each level (one of
+/// `processes` shares) and at most `window` bytes of them at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Holding {
+    /// Processes sharing each level.
+    pub processes: usize,
+    /// Most bytes of mark bits held at once (`None`: every pending level's).
+    /// Levels are then sieved in windows: the mark bits of a window's levels
+    /// are held together, and when the next window opens every decided
+    /// loss is read back from its table and pushed into it. The tables do
+    /// not depend on the windows.
+    pub window: Option<u64>,
+}
+
+impl Holding {
+    /// One process, no window.
+    pub const SOLO: Holding = Holding { processes: 1, window: None };
+}
+
 impl Frontier {
     /// Empty mark sets (anonymous memory) of this process's range of the
     /// levels `decided + 1 ..=` the end of their epoch ([`Frontier::epoch_end`]).
     ///
     /// # Errors
     /// When the memory cannot be mapped.
-    pub fn new(ranking: &Ranking, decided: u32, comm: &dyn Comm) -> io::Result<Self> {
+    pub fn new(ranking: &Ranking, decided: u32, comm: &dyn Comm, hold: Holding) -> io::Result<Self> {
         let top = ranking.max_tiles();
         let (mut marks, mut base) = (Vec::with_capacity(top as usize + 1), Vec::with_capacity(top as usize + 1));
         for n in 0..=top {
@@ -139,20 +160,38 @@ impl Frontier {
             marks.push(None);
             base.push(range.start);
         }
-        let mut f = Frontier { top, horizon: decided, marks, base, pushed: vec![0; top as usize + 1], by_suffix: BySuffix::new(ranking) };
+        let by_suffix = BySuffix::new(ranking);
+        let mut f = Frontier { top, horizon: decided, marks, base, pushed: vec![0; top as usize + 1], by_suffix, hold };
         if decided < top {
             f.open_epoch(ranking, comm)?;
         }
         Ok(f)
     }
 
-    /// The last level of the epoch holding level `n`. The mark bits of one
-    /// epoch's levels are held at once: a universe is one epoch, except a
-    /// box whose bits exceed 256 MiB (`CHOMP_EPOCH_BYTES`): its levels are split where half its
-    /// positions are reached, and each half's bits are held in turn (the
-    /// losses of the first half are pushed again into the second when it
-    /// opens). Peak memory halves; the second push costs a little time.
-    pub fn epoch_end(ranking: &Ranking, n: u32) -> u32 {
+    /// The last level of the epoch starting at level `n` (an upper bound
+    /// for a level inside an epoch). The mark bits of one epoch's levels are
+    /// held at once. A universe is one epoch, except that a box whose bits
+    /// exceed 256 MiB (`CHOMP_EPOCH_BYTES`) is split where half its
+    /// positions are reached, and that with a window ([`Holding`]) an epoch
+    /// ends before its bits would exceed the window (it holds level `n` at
+    /// least). The losses decided before an epoch are pushed again into it
+    /// when it opens: peak memory drops, the pushes cost a little time.
+    pub fn epoch_end(ranking: &Ranking, n: u32, hold: Holding) -> u32 {
+        let mut end = Self::box_epoch_end(ranking, n);
+        if let Some(window) = hold.window {
+            let mut held = 0;
+            for m in n..=end {
+                held += Self::bytes(ranking, m, m, hold.processes);
+                if held > window && m > n {
+                    end = m - 1;
+                    break;
+                }
+            }
+        }
+        end
+    }
+
+    fn box_epoch_end(ranking: &Ranking, n: u32) -> u32 {
         let top = ranking.max_tiles();
         let u = ranking.universe();
         if u.rows.is_none() || u.cols.is_none() {
@@ -186,7 +225,7 @@ impl Frontier {
     /// When the memory cannot be mapped.
     pub fn open_epoch(&mut self, ranking: &Ranking, comm: &dyn Comm) -> io::Result<()> {
         let from = self.horizon + 1;
-        let end = Self::epoch_end(ranking, from);
+        let end = Self::epoch_end(ranking, from, self.hold);
         for n in from..=end {
             let range = split::share_range(ranking, n, SHARES, comm.process(), comm.processes());
             self.marks[n as usize] = Some(MappedBits::anonymous(range.end - range.start)?);
@@ -200,10 +239,15 @@ impl Frontier {
         self.horizon
     }
 
-    /// Bytes of the mark sets one of `processes` processes holds while
-    /// level `n` is pending (its share of levels `n ..=` the end of their epoch).
-    pub fn pending_bytes(ranking: &Ranking, n: u32, processes: usize) -> u64 {
-        Self::bytes(ranking, n, Self::epoch_end(ranking, n), processes)
+    /// Bytes of the mark sets held now.
+    pub fn held_bytes(&self) -> u64 {
+        self.marks.iter().flatten().map(|m| m.len().div_ceil(64) * 8).sum()
+    }
+
+    /// Bytes of the mark sets a process holds while level `n` is pending
+    /// (its share of levels `n ..=` the end of their epoch; at most).
+    pub fn pending_bytes(ranking: &Ranking, n: u32, hold: Holding) -> u64 {
+        Self::bytes(ranking, n, Self::epoch_end(ranking, n, hold), hold.processes)
     }
 
     fn bytes(ranking: &Ranking, from: u32, to: u32, processes: usize) -> u64 {

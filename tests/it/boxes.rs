@@ -155,3 +155,30 @@ fn two_epochs_give_the_same_tables_and_resume_in_either() {
         assert!(crate::common::contents(&one) == crate::common::contents(&two), "resumed after level {k}");
     }
 }
+
+/// Tile-count runs whose pending mark bits exceed half of `--max-memory` are
+/// sieved in windows: the same tables as one window, and a run cut inside
+/// any window resumes to the same bytes.
+#[test]
+fn windows_give_the_same_tables_and_resume_in_any() {
+    use chomp_tables::Manifest;
+    let tmp = tempfile::tempdir().unwrap();
+    let (one, windows) = (tmp.path().join("one"), tmp.path().join("windows"));
+    crate::common::chomp_solve(&one, &["--max-tiles", "66", "--quiet"]);
+    let args = ["--max-tiles", "66", "--max-memory", "2M"];
+    let o = crate::common::chomp(&[&["solve", "--out", windows.to_str().unwrap()], &args[..]].concat());
+    assert_ok(&o, "solve in windows");
+    let log = crate::common::text(&o.stderr);
+    let opened = log.lines().filter(|l| l.starts_with("window: the marks of levels")).count();
+    assert!(opened >= 3, "several windows: {log}");
+    assert!(crate::common::contents(&one) == crate::common::contents(&windows), "same bytes in one window or several");
+    for k in [10, 61, 64] {
+        let mut m = Manifest::read(&windows).unwrap();
+        m.complete = false;
+        m.levels_complete = k;
+        m.levels.truncate(k as usize);
+        m.write(&windows).unwrap();
+        assert_ok(&crate::common::chomp(&[&["solve", "--out", windows.to_str().unwrap()], &args[..]].concat()), "resume in windows");
+        assert!(crate::common::contents(&one) == crate::common::contents(&windows), "resumed after level {k}");
+    }
+}

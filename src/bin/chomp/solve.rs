@@ -22,11 +22,12 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
     let ranking = plan.validate().map_err(|e| e.to_string())?;
     if flags.dry_run {
         // Nothing is written: the estimate starts after the levels a resumable directory holds.
+        let hold = memory::holding(flags.max_memory, comm); // a collective: every process
         if comm.is_root() {
             let m = chomp_tables::TableDir::new(&out).read_manifest().ok();
             let done = m.filter(|m| m.same_job(&plan.manifest(&ranking))).map_or(0, |m| m.levels_complete);
             let threads = rayon::current_num_threads() * comm.processes();
-            print_preflight(&memory::preflight(&ranking, plan, done + 1, threads, comm.processes()), threads, true);
+            print_preflight(&memory::preflight(&ranking, plan, done + 1, threads, hold), threads, true);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -121,6 +122,9 @@ fn print_event(e: &Event) {
             }
         }
         Event::Resumed { levels_complete } => eprintln!("resuming after level {levels_complete}"),
+        Event::Window { from, to, bytes } => {
+            eprintln!("window: the marks of levels {from}-{to} ({}), then the decided losses pushed into them", memory::human_bytes(*bytes))
+        }
         Event::Started { .. } => {}
         Event::Level(r) => {
             let s = &r.stats;
