@@ -83,14 +83,14 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
         let exe = std::env::current_exe().and_then(fs::read).map(|b| sha256_hex(&b)).unwrap_or_default();
         cluster::check_same(&format!("{TOOL_VERSION} {exe} {plan:?} {}", dir.path().display()), comm).map_err(JobError::Refused)?;
     }
-    // Refuse at once, before the directory is created, a run whose next
-    // level would not fit: the pending levels' marks are reserved up front.
+    // Refuse at once, before the directory is created, a run with a level
+    // that would not fit even in a window of its own.
     let hold = holding(opts.max_memory, comm);
     let fresh = plan.manifest(&ranking);
     let known = dir.read_manifest().ok().filter(|m| m.same_job(&fresh));
     let first = known.as_ref().map_or(1, |m| m.levels_complete + 1);
-    if first <= ranking.max_tiles() {
-        check_memory(&ranking, plan, first, known.as_ref().unwrap_or(&fresh), opts.max_memory, hold)?;
+    for n in first..=ranking.max_tiles() {
+        check_memory(&ranking, plan, n, known.as_ref().unwrap_or(&fresh), opts.max_memory, hold)?;
     }
     let mut lock = None;
     let mut manifest = if root {

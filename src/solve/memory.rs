@@ -64,7 +64,8 @@ fn expected_losses(positions: u64) -> u64 {
 /// level's values and their compressed copy.
 pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &Manifest, hold: Holding) -> u64 {
     let size = ranking.size(n);
-    let share = manifest.levels.last().map_or(0.05, |l| l.losses as f64 / l.positions as f64);
+    // The last level's loss share, or the conjectured density before any.
+    let share = manifest.levels.last().map_or(expected_losses(size) as f64 / size as f64, |l| l.losses as f64 / l.positions as f64);
     let new_losses = (share * 1.5 * size as f64) as u64;
     Frontier::pending_bytes(ranking, n, hold) + new_losses * 16 + grundy_bytes(ranking, plan, n)
 }
@@ -226,7 +227,8 @@ pub fn check_memory(
     hold: Holding,
 ) -> Result<(), JobError> {
     let need = estimate_level_bytes(ranking, plan, n, manifest, hold);
-    let kept = if n > 1 { format!("levels 1..={} are complete and kept", n - 1) } else { "no level is complete yet".to_string() };
+    let done = manifest.levels_complete;
+    let kept = if done > 0 { format!("levels 1..={done} are complete and kept") } else { "no level is complete yet".to_string() };
     if let Some(limit) = limit {
         if need > limit {
             return Err(JobError::Memory(format!(
