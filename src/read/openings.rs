@@ -153,10 +153,10 @@ pub fn box_counts<E>(
             within[a][b] = by_shape[a - 1][b - 1] + within[a - 1][b] + within[a][b - 1] - within[a - 1][b - 1];
         }
     }
-    for a in 1..=h {
-        for b in 1..=w {
+    for (a, row) in within.iter().enumerate().skip(1) {
+        for (b, &losses) in row.iter().enumerate().skip(1) {
             let positions = binomial((a + b) as u32, a as u32).map_or(u64::MAX, |c| c - 1);
-            out.push(BoxCount { rows: a as u32, cols: b as u32, positions, losses: within[a][b] });
+            out.push(BoxCount { rows: a as u32, cols: b as u32, positions, losses });
         }
     }
     Ok(out)

@@ -69,6 +69,41 @@ impl Tables {
         Ok(Tables { dir, manifest, ranking, losses: Default::default(), grundy: Default::default(), firsts, blocks: Default::default() })
     }
 
+    /// Tables held in memory, with no directory: `levels[n − 1]` holds the
+    /// loss ranks of level `n` (each level below 2³² positions, one shard),
+    /// for `manifest`'s levels (format 1, no Grundy values). What a universe
+    /// solved in memory answers with (`solve::Solved::tables`).
+    ///
+    /// # Errors
+    /// [`ProbeError`] when the manifest's universe cannot be ranked, its
+    /// levels are sharded, or a level's losses do not match it.
+    pub fn in_memory(manifest: Manifest, levels: Vec<RoaringBitmap>) -> Result<Self, ProbeError> {
+        let invalid = |what: String| ManifestError::Invalid { path: "(in memory)".into(), what };
+        let ranking = Ranking::new(&manifest.universe).map_err(|e| invalid(e.to_string()))?;
+        if manifest.shard_positions.is_some() || manifest.grundy_max_tiles > 0 || levels.len() != manifest.levels_complete as usize {
+            return Err(invalid("in-memory tables hold one loss table per level and no Grundy values".into()).into());
+        }
+        let mut losses = HashMap::new();
+        for (i, bits) in levels.into_iter().enumerate() {
+            if bits.len() != manifest.levels[i].losses {
+                return Err(
+                    invalid(format!("level {}: {} losses, the manifest says {}", i + 1, bits.len(), manifest.levels[i].losses)).into()
+                );
+            }
+            losses.insert((i as u32 + 1, 0), Arc::new(bits));
+        }
+        let firsts = vec![vec![0]; manifest.levels_complete as usize];
+        Ok(Tables {
+            dir: TableDir::new(""),
+            manifest,
+            ranking,
+            losses: Mutex::new(losses),
+            grundy: Default::default(),
+            firsts,
+            blocks: Default::default(),
+        })
+    }
+
     /// The manifest.
     pub fn manifest(&self) -> &Manifest {
         &self.manifest

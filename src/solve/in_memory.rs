@@ -5,10 +5,14 @@
 //! solving a small board on demand need (a 12×12 box takes milliseconds).
 
 use super::sieve::Frontier;
+use super::Plan;
 use crate::cluster::Solo;
 use crate::game::{Position, Universe};
 use crate::index::Ranking;
 use crate::read::openings::{box_counts, rectangle_opening_with, BoxCount, Opening};
+use crate::read::Tables;
+use crate::report::summary::LevelStats;
+use roaring::RoaringBitmap;
 use std::convert::Infallible;
 
 /// Every loss of a universe, by level.
@@ -128,6 +132,32 @@ impl Solved {
             }
         }
         out
+    }
+
+    /// The losses as [`Tables`] (in memory, no Grundy values): what the
+    /// computer player and every probe take.
+    ///
+    /// # Panics
+    /// When a level holds 2³² positions or more (boxes beyond anything
+    /// solvable in memory).
+    pub fn tables(&self) -> Tables {
+        let mut manifest = Plan::new(*self.universe(), 0).manifest(&self.ranking);
+        let mut levels = Vec::new();
+        for n in 1..=self.ranking.max_tiles() {
+            let ranks = self.losses(n);
+            let bits = RoaringBitmap::from_sorted_iter(ranks.iter().map(|&r| u32::try_from(r).expect("a level below 2^32 positions")))
+                .expect("increasing ranks");
+            manifest.levels.push(LevelStats {
+                tiles: n,
+                positions: self.ranking.size(n),
+                losses: ranks.len() as u64,
+                grundy_histogram: None,
+            });
+            levels.push(bits);
+        }
+        manifest.levels_complete = self.ranking.max_tiles();
+        manifest.complete = true;
+        Tables::in_memory(manifest, levels).expect("a manifest made for these levels")
     }
 
     /// Positions and losses of every box inside a box universe, by rows then columns.

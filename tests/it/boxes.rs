@@ -180,5 +180,24 @@ fn windows_give_the_same_tables_and_resume_in_any() {
         m.write(&windows).unwrap();
         assert_ok(&crate::common::chomp(&[&["solve", "--out", windows.to_str().unwrap()], &args[..]].concat()), "resume in windows");
         assert!(crate::common::contents(&one) == crate::common::contents(&windows), "resumed after level {k}");
+
+#[test]
+fn a_box_solved_in_memory_serves_as_tables() {
+    let u = Universe::boxed(6, 8);
+    let t = solve_in_memory(&u).unwrap().tables();
+    let run = solve(u, 0);
+    for (rows, cols) in [(6, 8), (5, 5), (3, 7), (8, 2)] {
+        let p = crate::common::pos(&vec![cols; rows as usize]);
+        assert_eq!(t.winning_moves(&p).unwrap(), run.tables.winning_moves(&p).unwrap(), "{rows}x{cols}");
+        assert_eq!(t.outcome(&p).unwrap(), run.tables.outcome(&p).unwrap());
+    }
+    assert!(t.outcome(&crate::common::pos(&[9])).is_err(), "outside the box");
+    // chomp play --rows/--cols plays as from the published tables.
+    let box815 = concat!(env!("CARGO_MANIFEST_DIR"), "/results/box-8x15");
+    for (position, level) in [("8 8 8 8 8 8 8 8 8 8 8 8 8 8 8", "very-hard"), ("15 15 15 9 3", "hard"), ("6 6 5 2", "medium")] {
+        let mem = chomp(&["play", position, "--rows", "8", "--cols", "15", "--level", level, "--seed", "3", "--json"]);
+        assert_ok(&mem, "play --rows 8 --cols 15");
+        let tables = chomp(&["play", position, "--tables", box815, "--level", level, "--seed", "3", "--json"]);
+        assert_eq!(text(&mem.stdout), text(&tables.stdout), "{position} at {level}");
     }
 }

@@ -108,3 +108,79 @@ fn published_openings_follow_the_known_rules() {
     }
     assert_eq!(rows, 8 * 15);
 }
+
+/// The largest square of the published rectangle openings (`rectangle-openings-NxN.csv`).
+fn openings_square() -> u32 {
+    (8..=30).rev().find(|n| results().join(format!("rectangle-openings-{n}x{n}.csv")).is_file()).expect("published square openings")
+}
+
+#[test]
+fn published_boxes_agree_with_the_reference_and_with_each_other() {
+    let text = std::fs::read_to_string(results().join("boxes.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("rows,cols,positions,losses"));
+    let mut boxes = HashMap::new();
+    for line in lines {
+        let f: Vec<u64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+        let (r, c) = (f[0] as u32, f[1] as u32);
+        assert_eq!(Some(f[2]), chomp_tables::read::openings::binomial(r + c, r).map(|b| b - 1), "{r}x{c} positions");
+        assert!(f[3] >= 1 && f[3] * 2 <= f[2] + 1, "{r}x{c}: {} losses", f[3]);
+        boxes.insert((r, c), f[3]);
+    }
+    let side = openings_square();
+    for n in 1..=side {
+        assert!(boxes.contains_key(&(n, n)), "{n}x{n} is published");
+        if n > 1 {
+            assert!(boxes[&(n, n)] > boxes[&(n - 1, n - 1)], "losses grow with the square");
+        }
+    }
+    for b in [(10, 20), (11, 20), (10, 42)] {
+        assert!(boxes.contains_key(&b), "{b:?} is published");
+    }
+    assert!(boxes[&(10, 20)] < boxes[&(11, 20)] && boxes[&(10, 20)] < boxes[&(10, 42)]);
+    let reference = data("box-square-losses-1-8.csv");
+    for line in reference.lines().filter(|l| !l.starts_with('#')).skip(1) {
+        let (n, losses) = line.split_once(',').unwrap();
+        let n: u32 = n.parse().unwrap();
+        assert_eq!(boxes[&(n, n)], losses.parse::<u64>().unwrap(), "{n}x{n}");
+    }
+}
+
+#[test]
+fn published_box_openings_follow_the_known_rules() {
+    let side = openings_square();
+    let text = std::fs::read_to_string(results().join(format!("rectangle-openings-{side}x{side}.csv"))).unwrap();
+    let small = std::fs::read_to_string(results().join("rectangle-openings-8x15.csv")).unwrap();
+    let small: HashMap<(u32, u32), String> = small
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            ((f[0].parse().unwrap(), f[1].parse().unwrap()), f[2].to_string())
+        })
+        .collect();
+    let mut rows = 0;
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let (r, c): (u32, u32) = (f[0].parse().unwrap(), f[1].parse().unwrap());
+        if r == c && r > 1 {
+            assert_eq!(f[2], "1:1", "{r}x{c}");
+        }
+        if r == 2 && c > 1 {
+            assert_eq!(f[2], format!("1:{}", c - 1), "2x{c}");
+        }
+        if r * c > 1 {
+            assert!(!f[2].is_empty(), "{r}x{c} is a win");
+        }
+        if let Some(want) = small.get(&(r, c)) {
+            assert_eq!(f[2], want, "{r}x{c} as in the 8x15 box");
+        }
+        rows += 1;
+    }
+    assert_eq!(rows, side * side);
+    // 10x42: exactly three winning first moves (Padhi).
+    let text = std::fs::read_to_string(results().join("rectangle-openings-10x42.csv")).unwrap();
+    let line = text.lines().find(|l| l.starts_with("10,42,")).expect("the 10x42 row");
+    assert_eq!(line.split(',').nth(2).unwrap().split_whitespace().count(), 3, "{line}");
+    assert_eq!(text.lines().count(), 1 + 10 * 42);
+}

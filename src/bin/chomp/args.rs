@@ -190,8 +190,14 @@ pub enum Command {
         /// Row lengths, top row first: "3 2 1" or "3,2,1".
         position: String,
         /// The table directory to read, e.g. results/box-8x15.
-        #[arg(long, value_name = "DIR")]
-        tables: PathBuf,
+        #[arg(long, value_name = "DIR", required_unless_present = "rows", conflicts_with = "rows")]
+        tables: Option<PathBuf>,
+        /// Instead of --tables: solve the --rows x --cols box in memory first (no tables needed).
+        #[arg(long, value_name = "R", requires = "cols", value_parser = clap::value_parser!(u32).range(1..=255))]
+        rows: Option<u32>,
+        /// Columns of the box solved in memory (with --rows).
+        #[arg(long, value_name = "C", requires = "rows", value_parser = clap::value_parser!(u32).range(1..=255))]
+        cols: Option<u32>,
         /// easy, medium, hard or very-hard.
         #[arg(long, default_value = "very-hard")]
         level: chomp_tables::play::Level,

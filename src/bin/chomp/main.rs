@@ -82,7 +82,9 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         Command::Summary { tables, out } => read::summary(&tables, &out),
         Command::Bench { probe: Some(tables), .. } => read::bench_probe(&tables),
         Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None } => solve::bench(max_tiles, grundy_max_tiles, dir),
-        Command::Play { position, tables, level, seed, json } => play::play(&position, &tables, level, seed, json),
+        Command::Play { position, tables, rows, cols, level, seed, json } => {
+            play::play(&position, tables.as_deref(), rows.zip(cols), level, seed, json)
+        }
         Command::Match { tables, games, seed, min_side, max_rows, max_cols } => {
             play::tournament(&tables, games, seed, min_side, max_rows, max_cols)
         }

@@ -8,9 +8,24 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-pub fn play(position: &str, dir: &Path, level: Level, seed: u64, json: bool) -> Result<ExitCode, String> {
+/// `chomp play`: one computer move, from a table directory or from a box
+/// solved in memory first.
+pub fn play(
+    position: &str,
+    dir: Option<&Path>,
+    boxed: Option<(u32, u32)>,
+    level: Level,
+    seed: u64,
+    json: bool,
+) -> Result<ExitCode, String> {
     let p: Position = position.parse().map_err(|e| format!("invalid position {position:?}: {e}"))?;
-    let tables = Tables::open(dir).map_err(|e| e.to_string())?;
+    let tables = match (dir, boxed) {
+        (Some(dir), _) => Tables::open(dir).map_err(|e| e.to_string())?,
+        (None, Some((r, c))) => chomp_tables::solve::solve_in_memory(&chomp_tables::Universe::boxed(r, c))
+            .map_err(|e| format!("solving the {r}x{c} box: {e}"))?
+            .tables(),
+        (None, None) => return Err("play needs --tables or --rows and --cols".into()),
+    };
     if !tables.covers(&p) {
         // The probe's own message says why (outside the universe, or a level not computed).
         tables.outcome(&p).map_err(|e| e.to_string())?;
