@@ -180,6 +180,8 @@ fn windows_give_the_same_tables_and_resume_in_any() {
         m.write(&windows).unwrap();
         assert_ok(&crate::common::chomp(&[&["solve", "--out", windows.to_str().unwrap()], &args[..]].concat()), "resume in windows");
         assert!(crate::common::contents(&one) == crate::common::contents(&windows), "resumed after level {k}");
+    }
+}
 
 #[test]
 fn a_box_solved_in_memory_serves_as_tables() {
