@@ -64,8 +64,13 @@ fn expected_losses(positions: u64) -> u64 {
 /// level's values and their compressed copy.
 pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &Manifest, hold: Holding) -> u64 {
     let size = ranking.size(n);
-    // The last level's loss share, or the conjectured density before any.
-    let share = manifest.levels.last().map_or(expected_losses(size) as f64 / size as f64, |l| l.losses as f64 / l.positions as f64);
+    // The next level: about the last level's loss share; later ones (the
+    // up-front check of every level) and the first: the conjectured density.
+    let conjectured = expected_losses(size) as f64 / size as f64;
+    let share = match manifest.levels.last() {
+        Some(l) if n == manifest.levels_complete + 1 => l.losses as f64 / l.positions as f64,
+        _ => conjectured,
+    };
     let new_losses = (share * 1.5 * size as f64) as u64;
     Frontier::pending_bytes(ranking, n, hold) + new_losses * 16 + grundy_bytes(ranking, plan, n)
 }
