@@ -139,6 +139,14 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
         // Unlinking is safe while the node's other processes still map the files.
         let _ = fs::remove_dir_all(&work);
     }
+    if result.is_err() && root && manifest.levels_complete > 0 {
+        // Checkpoints are batched: keep every level completed before the
+        // failure (after the scratch files are gone, which may be what
+        // filled the disk; best effort: otherwise the last manifest stays).
+        if dir.sync_written().is_ok() {
+            let _ = manifest.write(dir.path());
+        }
+    }
     result?;
     if root {
         // Every process has passed the final gather: their scratch is gone.
