@@ -39,6 +39,16 @@ for job in "--max-tiles 60 --grundy-max-tiles 40" "--rows 8 --cols 15 --grundy";
   grep -h "memory at the end" "$T/$name-4.log" || true
 done
 
+# 1b. Mark bits held in windows (--max-memory) on 2 processes: the same bytes.
+"$SOLO_BIN" solve --max-tiles 70 --out "$T/win-solo" --quiet
+RAYON_NUM_THREADS=1 "${MPIEXEC[@]}" -n 2 "$MPI_BIN" solve --max-tiles 70 --max-memory 3M --out "$T/win-2" 2>"$T/win-2.log"
+windows=$(grep -c "^window: the marks of levels" "$T/win-2.log" || true)
+if [ "$windows" -ge 2 ] && [ "$(digest "$T/win-2")" = "$(digest "$T/win-solo")" ]; then
+  ok "2 processes in $windows windows: identical to the single process"
+else
+  bad "2 processes in windows ($windows windows): $(digest "$T/win-2") != $(digest "$T/win-solo")"
+fi
+
 # 2. A process killed mid-run ends the whole job quickly, non-zero; a rerun resumes to the same bytes.
 # Kill once the manifest shows some finished levels (polled, not a fixed sleep:
 # the engine's speed must not decide whether the kill lands mid-run).
