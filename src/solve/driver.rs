@@ -261,10 +261,7 @@ fn run_levels(
             }
             frontier.open_epoch(ranking, comm).map_err(io_err(work))?;
             on_event(&window(&frontier, n + 1));
-            for l in 1..=n {
-                let ranks: Vec<u64> = dir.read_losses(manifest, l)?.iter().collect();
-                frontier.push_decided(ranking, l, &ranks, n + 1);
-            }
+            push_from_tables(ranking, dir, manifest, &mut frontier, n)?;
         }
     }
     if root {
@@ -293,6 +290,16 @@ fn gather_entries(written: &[(String, FileEntry)], comm: &dyn Comm) -> Vec<(Stri
         .collect()
 }
 
+/// Pushes the losses of levels `1..=decided`, read back from their tables,
+/// into the pending levels held (after a resume, or when a window opens).
+fn push_from_tables(ranking: &Ranking, dir: &TableDir, manifest: &Manifest, frontier: &mut Frontier, decided: u32) -> Result<(), JobError> {
+    for n in 1..=decided {
+        let ranks: Vec<u64> = dir.read_losses(manifest, n)?.iter().collect();
+        frontier.push_decided(ranking, n, &ranks, decided + 1);
+    }
+    Ok(())
+}
+
 /// A level's Grundy cells in the node's shared file `path`, zero: the
 /// node's first process creates it, the others map it once it exists.
 fn node_shared_cells(path: &Path, size: u64, comm: &dyn Comm) -> Result<MappedBytes, JobError> {
@@ -319,18 +326,15 @@ fn reload(
     comm: &dyn Comm,
 ) -> Result<(), JobError> {
     let decided = manifest.levels_complete;
-    for n in 1..=decided {
-        let ranks: Vec<u64> = dir.read_losses(manifest, n)?.iter().collect();
-        frontier.push_decided(ranking, n, &ranks, decided + 1);
-        if n <= plan.grundy_max_tiles {
-            let raw = work.join(format!("g{n:04}.bin"));
-            if comm.is_node_leader() {
-                let values = dir.read_grundy_values(manifest, n)?;
-                fs::write(&raw, &values).map_err(io_err(&raw))?;
-            }
-            comm.node_barrier();
-            grundy_maps.push(Some(map_read_only(&raw).map_err(io_err(&raw))?));
+    push_from_tables(ranking, dir, manifest, frontier, decided)?;
+    for n in 1..=decided.min(plan.grundy_max_tiles) {
+        let raw = work.join(format!("g{n:04}.bin"));
+        if comm.is_node_leader() {
+            let values = dir.read_grundy_values(manifest, n)?;
+            fs::write(&raw, &values).map_err(io_err(&raw))?;
         }
+        comm.node_barrier();
+        grundy_maps.push(Some(map_read_only(&raw).map_err(io_err(&raw))?));
     }
     Ok(())
 }

@@ -88,25 +88,40 @@ fn published_table_directories_verify() {
     }
 }
 
+/// The rows of a published `rows,cols,winning_moves` file, in order.
+fn openings(name: &str) -> Vec<((u32, u32), String)> {
+    let text = std::fs::read_to_string(results().join(name)).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            ((f[0].parse().unwrap(), f[1].parse().unwrap()), f[2].to_string())
+        })
+        .collect()
+}
+
+/// The rules every rectangle's openings follow: a square is won by (1,1),
+/// two rows `2 × c` by leaving `(c, c − 1)`, and every rectangle but the
+/// poison alone is a win.
+fn follows_the_known_rules(r: u32, c: u32, moves: &str) {
+    if r == c && r > 1 {
+        assert_eq!(moves, "1:1", "{r}x{c}");
+    }
+    if r == 2 && c > 1 {
+        assert_eq!(moves, format!("1:{}", c - 1), "2x{c}");
+    }
+    if r * c > 1 {
+        assert!(!moves.is_empty(), "{r}x{c} is a win");
+    }
+}
+
 #[test]
 fn published_openings_follow_the_known_rules() {
-    let text = std::fs::read_to_string(results().join("rectangle-openings-8x15.csv")).unwrap();
-    let mut rows = 0;
-    for line in text.lines().skip(1) {
-        let f: Vec<&str> = line.split(',').collect();
-        let (r, c): (u32, u32) = (f[0].parse().unwrap(), f[1].parse().unwrap());
-        if r == c && r > 1 {
-            assert_eq!(f[2], "1:1", "{r}x{c}");
-        }
-        if r == 2 && c > 1 {
-            assert_eq!(f[2], format!("1:{}", c - 1), "2x{c}");
-        }
-        if r * c > 1 {
-            assert!(!f[2].is_empty(), "{r}x{c} is a win");
-        }
-        rows += 1;
+    let rows = openings("rectangle-openings-8x15.csv");
+    for ((r, c), moves) in &rows {
+        follows_the_known_rules(*r, *c, moves);
     }
-    assert_eq!(rows, 8 * 15);
+    assert_eq!(rows.len(), 8 * 15);
 }
 
 /// The largest square of the published rectangle openings (`rectangle-openings-NxN.csv`).
@@ -149,35 +164,15 @@ fn published_boxes_agree_with_the_reference_and_with_each_other() {
 #[test]
 fn published_box_openings_follow_the_known_rules() {
     let side = openings_square();
-    let text = std::fs::read_to_string(results().join(format!("rectangle-openings-{side}x{side}.csv"))).unwrap();
-    let small = std::fs::read_to_string(results().join("rectangle-openings-8x15.csv")).unwrap();
-    let small: HashMap<(u32, u32), String> = small
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            ((f[0].parse().unwrap(), f[1].parse().unwrap()), f[2].to_string())
-        })
-        .collect();
-    let mut rows = 0;
-    for line in text.lines().skip(1) {
-        let f: Vec<&str> = line.split(',').collect();
-        let (r, c): (u32, u32) = (f[0].parse().unwrap(), f[1].parse().unwrap());
-        if r == c && r > 1 {
-            assert_eq!(f[2], "1:1", "{r}x{c}");
+    let rows = openings(&format!("rectangle-openings-{side}x{side}.csv"));
+    let small: HashMap<(u32, u32), String> = openings("rectangle-openings-8x15.csv").into_iter().collect();
+    for ((r, c), moves) in &rows {
+        follows_the_known_rules(*r, *c, moves);
+        if let Some(want) = small.get(&(*r, *c)) {
+            assert_eq!(moves, want, "{r}x{c} as in the 8x15 box");
         }
-        if r == 2 && c > 1 {
-            assert_eq!(f[2], format!("1:{}", c - 1), "2x{c}");
-        }
-        if r * c > 1 {
-            assert!(!f[2].is_empty(), "{r}x{c} is a win");
-        }
-        if let Some(want) = small.get(&(r, c)) {
-            assert_eq!(f[2], want, "{r}x{c} as in the 8x15 box");
-        }
-        rows += 1;
     }
-    assert_eq!(rows, side * side);
+    assert_eq!(rows.len() as u32, side * side);
     // 10x42: exactly three winning first moves (Padhi).
     let text = std::fs::read_to_string(results().join("rectangle-openings-10x42.csv")).unwrap();
     let line = text.lines().find(|l| l.starts_with("10,42,")).expect("the 10x42 row");

@@ -58,6 +58,13 @@ impl Server {
     }
 
     /// `GET path`: status and body.
+    /// `GET path` answers `status` with a JSON body whose `error` is a non-empty message.
+    fn assert_error(&self, path: &str, status: u16) {
+        let (got, body) = self.get(path);
+        assert_eq!(got, status, "{path}: {body}");
+        assert!(json(&body)["error"].as_str().is_some_and(|e| !e.is_empty()), "{path}: {body}");
+    }
+
     fn get(&self, path: &str) -> (u16, String) {
         let Ok(mut s) = TcpStream::connect(self.addr) else { return (0, String::new()) };
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
@@ -166,9 +173,7 @@ fn bad_input_is_a_400_and_outside_a_404() {
         "/v1/openings?rows=3",
         "/v1/openings?rows=x&cols=3",
     ] {
-        let (status, body) = server.get(path);
-        assert_eq!(status, 400, "{path}: {body}");
-        assert!(json(&body)["error"].as_str().is_some_and(|e| !e.is_empty()), "{path}: {body}");
+        server.assert_error(path, 400);
     }
     assert!(json(&server.get("/v1/play?position=1&level=easy").1)["error"].as_str().unwrap().contains("game over"));
     let long = format!("/v1/query?position={}", "1,".repeat(1500));
@@ -180,9 +185,7 @@ fn bad_input_is_a_400_and_outside_a_404() {
         "/v1/openings?rows=9&cols=16",
         "/nothing",
     ] {
-        let (status, body) = server.get(path);
-        assert_eq!(status, 404, "{path}: {body}");
-        assert!(json(&body)["error"].is_string(), "{path}: {body}");
+        server.assert_error(path, 404);
     }
     assert!(json(&server.get("/v1/query?position=16").1)["error"].as_str().unwrap().contains("outside every table"));
 }
