@@ -29,6 +29,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// positions, its work falls on canonical ones; balance both.
 const SHARES: split::Balance = split::Balance::Both;
 
+/// In a box, a loss whose run (or new rows below it) leads to at least
+/// this many parents pushes them from every thread (the environment
+/// variable `CHOMP_PARALLEL_PARENTS` overrides it, for tests). Where rows
+/// and columns are unbounded the levels are large and a loss's parents are
+/// few beside them; the estimate would only cost time.
+const PARALLEL_PARENTS: u64 = 1 << 16;
+
+fn parallel_parents() -> u64 {
+    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| std::env::var("CHOMP_PARALLEL_PARENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(PARALLEL_PARENTS))
+}
+
 /// Reloaded losses per rayon task.
 const TASK_LOSSES: usize = 256;
 
@@ -437,6 +449,8 @@ struct Ctx<'a> {
     sym: bool,
     max_rows: u32,
     max_cols: u32,
+    /// Rows and columns bounded: a box.
+    boxed: bool,
     by_suffix: &'a BySuffix,
     /// This process's marks of each level (empty for decided levels).
     levels: Vec<Owned<'a>>,
@@ -605,6 +619,7 @@ impl<'a> Ctx<'a> {
             sym: universe.is_symmetric(),
             max_rows: universe.rows.unwrap_or(u32::MAX),
             max_cols: universe.cols.unwrap_or(u32::MAX),
+            boxed: universe.rows.is_some() && universe.cols.is_some(),
             by_suffix,
             levels,
         }
@@ -645,13 +660,34 @@ impl<'a> Ctx<'a> {
                 if room == 0 {
                     break;
                 }
-                for d in dmin..=dmax {
-                    let t = room.min(d);
-                    if (t as u64) * (w as u64) < d as u64 {
-                        break; // and for every larger d
+                // The parents of size d, while there are any.
+                let sizes = (dmin..=dmax).take_while(|&d| (room.min(d) as u64) * (w as u64) >= d as u64);
+                let below = |d: u32| Below { k, t: room.min(d), w: w.min(d), prefix: pre[d as usize] };
+                let many = self.boxed && {
+                    let bounded = rk.row_bounded();
+                    sizes.clone().map(|d| bounded.q(d, room.min(d), w)).sum::<u64>() >= parallel_parents()
+                };
+                if !many {
+                    for d in sizes {
+                        counts[(lt + d) as usize] += self.below(&below(d), d, lt + d, marker);
                     }
-                    let below = Below { k, t, w: w.min(d), prefix: pre[d as usize] };
-                    counts[(lt + d) as usize] += self.below(&below, d, lt + d, marker);
+                } else {
+                    // A loss with this many parents (a short, wide loss in a
+                    // box) would keep one thread busy while the others wait
+                    // for the level to end: its sizes go to every thread.
+                    let found: Vec<(u32, u64)> = sizes
+                        .collect::<Vec<_>>()
+                        .into_par_iter()
+                        .map(|d| {
+                            let mut marker = Marker::new();
+                            let count = self.below(&below(d), d, lt + d, &mut marker);
+                            marker.flush();
+                            (d, count)
+                        })
+                        .collect();
+                    for (d, count) in found {
+                        counts[(lt + d) as usize] += count;
+                    }
                 }
                 break;
             }
@@ -672,7 +708,7 @@ impl<'a> Ctx<'a> {
             if canonical_ok && first_min <= w {
                 let run = Run { a, b, t, w, first_min, suffix_below: suf[(a + t) as usize], lt, dmin, dmax, pre };
                 // Rows below the run keep their contribution to rank(L).
-                self.up(&run, t - 1, 0, 0, lrank - pre_old - acc, marker, counts);
+                self.up_par(&run, t - 1, 0, 0, lrank - pre_old - acc, marker, counts);
             }
             if tall && a == 0 {
                 // No later corner of a tall loss has canonical parents.
@@ -729,6 +765,41 @@ impl<'a> Ctx<'a> {
         for m in low..=hi {
             let c = if m == 0 { self.ranking.contribution(base, r.a + j, r.b) } else { *own.next().expect("within the table") };
             self.up(r, j - 1, sum + m, m, acc + c, marker, counts);
+        }
+    }
+
+    /// [`Ctx::up`], with the growths of row `j` shared among threads when
+    /// they lead to many parents (the run of an L-shaped loss in a box has
+    /// about `C(2w, w)`: one thread alone would hold up its level).
+    #[allow(clippy::too_many_arguments)]
+    fn up_par(&self, r: &Run<'_>, j: u32, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
+        // Growths of rows 0..=j, each between `low` and `w`: at most C(j + 1 + w - low, j + 1).
+        let room = r.w.min(r.dmax - sum).saturating_sub(low) as f64;
+        let many = self.boxed && j > 0 && (1..=j + 1).map(|i| (room + i as f64) / i as f64).product::<f64>() >= parallel_parents() as f64;
+        if !many {
+            return self.up(r, j, sum, low, acc, marker, counts);
+        }
+        let hi = r.w.min((r.dmax - sum) / (j + 1));
+        let base = r.suffix_below + (r.t - j) * r.b + sum;
+        if low > hi {
+            return;
+        }
+        let found = (low..=hi)
+            .into_par_iter()
+            .map(|m| {
+                let c = if m == 0 {
+                    self.ranking.contribution(base, r.a + j, r.b)
+                } else {
+                    self.ranking.contribution(base + m, r.a + j, r.b + m)
+                };
+                let (mut marker, mut counts) = (Marker::new(), vec![0; counts.len()]);
+                self.up_par(r, j - 1, sum + m, m, acc + c, &mut marker, &mut counts);
+                marker.flush();
+                counts
+            })
+            .reduce(Vec::new, add_counts);
+        for (x, y) in counts.iter_mut().zip(found) {
+            *x += y;
         }
     }
 
