@@ -737,22 +737,7 @@ impl<'a> Ctx<'a> {
     #[allow(clippy::too_many_arguments)]
     fn up(&self, r: &Run<'_>, j: u32, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
         if j == 0 {
-            let lo = low.max(r.first_min).max(1).max(r.dmin.saturating_sub(sum));
-            let hi = r.w.min(r.dmax - sum);
-            if lo > hi {
-                return;
-            }
-            let base = r.suffix_below + r.t * r.b + sum; // suffix of the top row, less its growth
-            let (len, d0, n0) = ((hi - lo + 1) as usize, (sum + lo) as usize, (r.lt + sum + lo) as usize);
-            let grown = self.by_suffix.diagonal(r.a, r.b + lo, base + lo);
-            let levels = self.levels[n0..n0 + len].iter().zip(&mut counts[n0..n0 + len]);
-            for ((pre, own), (level, count)) in r.pre[d0..d0 + len].iter().zip(grown).zip(levels) {
-                if let Some(i) = level.bit(pre + own + acc) {
-                    marker.set_word(level.words, i);
-                    *count += 1;
-                }
-            }
-            return;
+            return self.top_row(r, sum, low, acc, marker, counts);
         }
         // Rows 0 ..= j all grow by at least m.
         let hi = r.w.min((r.dmax - sum) / (j + 1));
@@ -764,7 +749,32 @@ impl<'a> Ctx<'a> {
         let mut own = self.by_suffix.diagonal(r.a + j, r.b + low.max(1), base + low.max(1));
         for m in low..=hi {
             let c = if m == 0 { self.ranking.contribution(base, r.a + j, r.b) } else { *own.next().expect("within the table") };
-            self.up(r, j - 1, sum + m, m, acc + c, marker, counts);
+            if j == 1 {
+                // The last row before the top: inlined, most calls end here.
+                self.top_row(r, sum + m, m, acc + c, marker, counts);
+            } else {
+                self.up(r, j - 1, sum + m, m, acc + c, marker, counts);
+            }
+        }
+    }
+
+    /// The top row of a run in [`Ctx::up`]: its growth runs over the levels.
+    #[inline(always)]
+    fn top_row(&self, r: &Run<'_>, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
+        let lo = low.max(r.first_min).max(1).max(r.dmin.saturating_sub(sum));
+        let hi = r.w.min(r.dmax - sum);
+        if lo > hi {
+            return;
+        }
+        let base = r.suffix_below + r.t * r.b + sum; // suffix of the top row, less its growth
+        let (len, d0, n0) = ((hi - lo + 1) as usize, (sum + lo) as usize, (r.lt + sum + lo) as usize);
+        let grown = self.by_suffix.diagonal(r.a, r.b + lo, base + lo);
+        let levels = self.levels[n0..n0 + len].iter().zip(&mut counts[n0..n0 + len]);
+        for ((pre, own), (level, count)) in r.pre[d0..d0 + len].iter().zip(grown).zip(levels) {
+            if let Some(i) = level.bit(pre + own + acc) {
+                marker.set_word(level.words, i);
+                *count += 1;
+            }
         }
     }
 
