@@ -844,7 +844,10 @@ impl<'a> Ctx<'a> {
         for m in lo..=hi {
             let r = acc + self.ranking.contribution(left, i, m);
             let rest = left - m;
-            if rest == 0 {
+            if rest == 0 || rows_here == 2 {
+                // With one row left to add, the `rest` tiles are that row
+                // (no longer than this one: `m >= left / 2 >= rest`).
+                let r = if rest == 0 { r } else { r + self.ranking.contribution(rest, i + 1, rest) };
                 if let Some(i) = level.bit(r) {
                     marker.set_word(level.words, i);
                     *count += 1;
