@@ -739,15 +739,18 @@ impl<'a> Ctx<'a> {
         if j == 0 {
             return self.top_row(r, sum, low, acc, marker, counts);
         }
-        // Rows 0 ..= j all grow by at least m.
+        // Rows 0 ..= j all grow by at least m; rows above j by at most w
+        // each, and the parent must reach the first level held (the levels
+        // below it are decided when an epoch or window opens).
         let hi = r.w.min((r.dmax - sum) / (j + 1));
+        let lo = low.max(r.dmin.saturating_sub(sum.saturating_add(j.saturating_mul(r.w))));
         let base = r.suffix_below + (r.t - j) * r.b + sum;
-        if low > hi {
+        if lo > hi {
             return;
         }
         // Row j's contribution, its suffix and length growing with m.
-        let mut own = self.by_suffix.diagonal(r.a + j, r.b + low.max(1), base + low.max(1));
-        for m in low..=hi {
+        let mut own = self.by_suffix.diagonal(r.a + j, r.b + lo.max(1), base + lo.max(1));
+        for m in lo..=hi {
             let c = if m == 0 { self.ranking.contribution(base, r.a + j, r.b) } else { *own.next().expect("within the table") };
             if j == 1 {
                 // The last row before the top: inlined, most calls end here.
@@ -790,11 +793,12 @@ impl<'a> Ctx<'a> {
             return self.up(r, j, sum, low, acc, marker, counts);
         }
         let hi = r.w.min((r.dmax - sum) / (j + 1));
+        let lo = low.max(r.dmin.saturating_sub(sum.saturating_add(j.saturating_mul(r.w))));
         let base = r.suffix_below + (r.t - j) * r.b + sum;
-        if low > hi {
+        if lo > hi {
             return;
         }
-        let found = (low..=hi)
+        let found = (lo..=hi)
             .into_par_iter()
             .map(|m| {
                 let c = if m == 0 {
