@@ -188,7 +188,10 @@ impl Ranking {
     /// use; the split of a level counts canonical positions with it).
     pub(crate) fn row_bounded(&self) -> &Ranking {
         self.bounded.get_or_init(|| {
-            let u = Universe { rows: Some(self.max_tiles.saturating_sub(1).max(1)), cols: self.universe.cols, tiles: Some(self.max_tiles) };
+            // No position has more rows than the universe allows (a box's
+            // rows), nor more than its tiles.
+            let rows = self.universe.rows.unwrap_or(u32::MAX).min(self.max_tiles.saturating_sub(1)).max(1);
+            let u = Universe { rows: Some(rows), cols: self.universe.cols, tiles: Some(self.max_tiles) };
             Ranking::new(&u).expect("a smaller table than this one")
         })
     }
@@ -248,6 +251,17 @@ mod tests {
                     assert_eq!(w, count, "{u:?} level {n} unit {unit:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn row_bounded_counts_of_a_large_box() {
+        // A box's levels exceed 255 tiles while its rows stay few: the
+        // counts under every row bound are the box's own.
+        let r = Ranking::new(&Universe::boxed(20, 20)).unwrap();
+        let b = r.row_bounded();
+        for (s, rows, m) in [(200, 20, 20), (37, 5, 9), (399, 20, 20), (1, 1, 1)] {
+            assert_eq!(b.q(s, rows, m), r.q(s, rows, m), "Q({s}, {rows}, {m})");
         }
     }
 

@@ -663,10 +663,8 @@ impl<'a> Ctx<'a> {
                 // The parents of size d, while there are any.
                 let sizes = (dmin..=dmax).take_while(|&d| (room.min(d) as u64) * (w as u64) >= d as u64);
                 let below = |d: u32| Below { k, t: room.min(d), w: w.min(d), prefix: pre[d as usize] };
-                let many = self.boxed && {
-                    let bounded = rk.row_bounded();
-                    sizes.clone().map(|d| bounded.q(d, room.min(d), w)).sum::<u64>() >= parallel_parents()
-                };
+                // (In a box the ranking counts partitions under every row bound.)
+                let many = self.boxed && sizes.clone().map(|d| rk.q(d, room.min(d), w)).sum::<u64>() >= parallel_parents();
                 if !many {
                     for d in sizes {
                         counts[(lt + d) as usize] += self.below(&below(d), d, lt + d, marker);
