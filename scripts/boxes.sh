@@ -6,13 +6,13 @@
 # Resumes any box run under way. Wall time and peak memory of each run go to
 # $OUT/boxes-times.txt.
 #
-# Usage: scripts/boxes.sh [SIDE]      (SIDE: largest square, default 18)
-#   18: about 4 min and 1.1 GiB for the square, 5 min for 10x42 on 2 cores
-#   20: about an hour and 16 GiB for the square (chomp solve --dry-run first)
+# Usage: scripts/boxes.sh [SIDE]      (SIDE: largest square, default 20: the published files)
+#   20: about an hour and 8.3 GiB for the square (chomp solve --dry-run first)
+#   18: about 3 min and 0.6 GiB for the square, 5 min for 10x42 on 2 cores
 # Environment: OUT (default out), CHOMP (default target/release/chomp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SIDE=${1:-18}
+SIDE=${1:-20}
 OUT=${OUT:-out}
 B=${CHOMP:-target/release/chomp}
 if [ -z "${CHOMP:-}" ]; then cargo build --release --locked --quiet; fi
