@@ -737,15 +737,7 @@ impl<'a> Ctx<'a> {
         if j == 0 {
             return self.top_row(r, sum, low, acc, marker, counts);
         }
-        // Rows 0 ..= j all grow by at least m; rows above j by at most w
-        // each, and the parent must reach the first level held (the levels
-        // below it are decided when an epoch or window opens).
-        let hi = r.w.min((r.dmax - sum) / (j + 1));
-        let lo = low.max(r.dmin.saturating_sub(sum.saturating_add(j.saturating_mul(r.w))));
-        let base = r.suffix_below + (r.t - j) * r.b + sum;
-        if lo > hi {
-            return;
-        }
+        let Some((lo, hi, base)) = Self::growths(r, j, sum, low) else { return };
         // Row j's contribution, its suffix and length growing with m.
         let mut own = self.by_suffix.diagonal(r.a + j, r.b + lo.max(1), base + lo.max(1));
         for m in lo..=hi {
@@ -757,6 +749,19 @@ impl<'a> Ctx<'a> {
                 self.up(r, j - 1, sum + m, m, acc + c, marker, counts);
             }
         }
+    }
+
+    /// The growths `lo..=hi` of row `j > 0` of a run in [`Ctx::up`] (rows
+    /// below it grew `sum` in all, the row below `low`), and the row's
+    /// suffix less its growth; `None` when there are none. Rows `0 ..= j`
+    /// all grow by at least `m`; rows above `j` by at most `w` each, and the
+    /// parent must reach the first level held (the levels below it are
+    /// decided when an epoch or window opens).
+    #[inline(always)]
+    fn growths(r: &Run<'_>, j: u32, sum: u32, low: u32) -> Option<(u32, u32, u32)> {
+        let hi = r.w.min((r.dmax - sum) / (j + 1));
+        let lo = low.max(r.dmin.saturating_sub(sum.saturating_add(j.saturating_mul(r.w))));
+        (lo <= hi).then_some((lo, hi, r.suffix_below + (r.t - j) * r.b + sum))
     }
 
     /// The top row of a run in [`Ctx::up`]: its growth runs over the levels.
@@ -790,12 +795,7 @@ impl<'a> Ctx<'a> {
         if !many {
             return self.up(r, j, sum, low, acc, marker, counts);
         }
-        let hi = r.w.min((r.dmax - sum) / (j + 1));
-        let lo = low.max(r.dmin.saturating_sub(sum.saturating_add(j.saturating_mul(r.w))));
-        let base = r.suffix_below + (r.t - j) * r.b + sum;
-        if lo > hi {
-            return;
-        }
+        let Some((lo, hi, base)) = Self::growths(r, j, sum, low) else { return };
         let found = (lo..=hi)
             .into_par_iter()
             .map(|m| {
