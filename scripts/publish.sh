@@ -12,8 +12,8 @@ mkdir -p results
 #    every table it wrote) are published.
 $B run jobs/frontier.toml
 cp out/frontier/manifest.json results/frontier-manifest.json
-# 1b. The loss frontier past 127 tiles (format 2), when its run exists: an
-#     hour or more, so run it yourself (`chomp run jobs/frontier-140.toml`,
+# 1b. The loss frontier past 127 tiles (format 2), when its run exists: about
+#     45 minutes and 10 GiB here, so run it yourself (`chomp run jobs/frontier-140.toml`,
 #     resumable); its completed levels are merged with the frontier run's.
 runs=(--tables out/frontier)
 if [ -f out/frontier-140/manifest.json ]; then
