@@ -8,7 +8,7 @@ use super::events::{Event, LevelReport, ProcessWork};
 use super::grundy;
 use super::memory::{check_memory, holding, peak_rss_kib, preflight, resident_kib};
 use super::plan::{Plan, TOOL_VERSION};
-use super::sieve::{Frontier, Holding};
+use super::sieve::{Frontier, Holding, LevelLosses};
 use super::JobError;
 use crate::cluster::{self, Comm, Solo};
 use crate::index::split;
@@ -170,7 +170,18 @@ fn run_levels(
 ) -> Result<(), JobError> {
     let root = comm.is_root();
     let top = ranking.max_tiles();
-    let mut frontier = Frontier::new(ranking, manifest.levels_complete, comm, hold).map_err(io_err(work))?;
+    // A small box of one process: every loss at once by the word sieve
+    // (the level sieve then holds no marks).
+    let mut words = None;
+    if let Some(bytes) = super::words::chosen(ranking.universe(), hold).filter(|_| manifest.levels_complete < top) {
+        let t0 = Instant::now();
+        let solved = super::words::box_losses(ranking, rayon::current_num_threads()).map_err(io_err(work))?;
+        let losses = solved.ranks.iter().map(|r| r.len() as u64).sum();
+        on_event(&Event::WordSieve { bytes, seconds: t0.elapsed().as_secs_f64(), losses });
+        words = Some(solved);
+    }
+    let decided = if words.is_some() { top } else { manifest.levels_complete };
+    let mut frontier = Frontier::new(ranking, decided, comm, hold).map_err(io_err(work))?;
     let window = |frontier: &Frontier, from: u32| Event::Window { from, to: frontier.horizon(), bytes: frontier.held_bytes() };
     if frontier.horizon() < top {
         on_event(&window(&frontier, manifest.levels_complete + 1));
@@ -178,7 +189,7 @@ fn run_levels(
     let mut grundy_maps: Vec<Option<Mmap>> = vec![None];
     if manifest.levels_complete > 0 {
         on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
-        reload(ranking, plan, dir, work, manifest, &mut frontier, &mut grundy_maps, comm)?;
+        reload(ranking, plan, dir, work, manifest, words.is_none().then_some(&mut frontier), &mut grundy_maps, comm)?;
     }
     let shard_limit = plan.shard_limit(ranking);
     let mut mine = ProcessWork { process: comm.process(), ..Default::default() };
@@ -188,7 +199,10 @@ fn run_levels(
         let size = ranking.size(n);
         check_memory(ranking, plan, n, manifest, opts.max_memory, hold)?;
         let t0 = Instant::now();
-        let found = frontier.sieve_level(ranking, n, comm);
+        let found = match &mut words {
+            Some(w) => LevelLosses { ranks: std::mem::take(&mut w.ranks[n as usize]), marks: w.marks[n as usize], scanned: size },
+            None => frontier.sieve_level(ranking, n, comm),
+        };
         mine.marks += found.marks;
         mine.scanned += found.scanned;
         let losses = found.ranks.len() as u64;
@@ -313,7 +327,8 @@ fn node_shared_cells(path: &Path, size: u64, comm: &dyn Comm) -> Result<MappedBy
 
 /// Rebuilds the in-memory state of completed levels from their tables:
 /// their losses are pushed again into the pending levels (each process into
-/// the ranks it owns), their Grundy values mapped (written once per node).
+/// the ranks it owns; not when the word sieve found every loss: `frontier`
+/// is `None`), their Grundy values mapped (written once per node).
 #[allow(clippy::too_many_arguments)]
 fn reload(
     ranking: &Ranking,
@@ -321,12 +336,14 @@ fn reload(
     dir: &TableDir,
     work: &Path,
     manifest: &Manifest,
-    frontier: &mut Frontier,
+    frontier: Option<&mut Frontier>,
     grundy_maps: &mut Vec<Option<Mmap>>,
     comm: &dyn Comm,
 ) -> Result<(), JobError> {
     let decided = manifest.levels_complete;
-    push_from_tables(ranking, dir, manifest, frontier, decided)?;
+    if let Some(frontier) = frontier {
+        push_from_tables(ranking, dir, manifest, frontier, decided)?;
+    }
     for n in 1..=decided.min(plan.grundy_max_tiles) {
         let raw = work.join(format!("g{n:04}.bin"));
         if comm.is_node_leader() {

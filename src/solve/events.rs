@@ -49,6 +49,17 @@ pub enum Event {
         /// Bytes of mark bits this process holds for it.
         bytes: u64,
     },
+    /// A small box was solved at once by the word sieve
+    /// ([`crate::solve::words`]): every level's losses are known; the
+    /// levels that follow only write their tables.
+    WordSieve {
+        /// Bytes of its bit set.
+        bytes: u64,
+        /// Its seconds.
+        seconds: f64,
+        /// The losses it found.
+        losses: u64,
+    },
     /// A level is starting.
     Started {
         /// The level.

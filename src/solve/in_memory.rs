@@ -1,5 +1,6 @@
-//! A universe solved into memory, with no table directory: the loss sieve
-//! level by level (the same [`Frontier`] a run uses), its losses kept as
+//! A universe solved into memory, with no table directory: the box sieve
+//! over boundary words ([`super::words`]) where it fits, else the loss
+//! sieve level by level (the same [`Frontier`] a run uses), its losses kept as
 //! sorted ranks. No thread pool set-up beyond rayon's, no files, no lock, no
 //! checkpoints: what `chomp openings --rows R --cols C` and a front end
 //! solving a small board on demand need (a 12×12 box takes milliseconds).
@@ -55,8 +56,14 @@ pub fn mark_bytes(ranking: &Ranking) -> u64 {
 /// [`SolveError`] for an invalid universe or when memory cannot be mapped.
 pub fn solve_in_memory(universe: &Universe) -> Result<Solved, SolveError> {
     let ranking = Ranking::new(universe)?;
+    let available = super::memory::available_memory();
+    // A box whose word bit set fits in half the memory available: the word sieve.
+    if super::words::bytes(universe).is_some_and(|b| available.is_none_or(|a| b <= a / 2)) {
+        let losses = super::words::box_losses(&ranking, rayon::current_num_threads())?.ranks;
+        return Ok(Solved { ranking, losses });
+    }
     let need = mark_bytes(&ranking);
-    if let Some(available) = super::memory::available_memory() {
+    if let Some(available) = available {
         if need > available {
             let h = super::memory::human_bytes;
             return Err(SolveError::TooLarge { need: h(need), available: h(available) });

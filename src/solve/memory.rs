@@ -72,7 +72,14 @@ pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &M
         _ => conjectured,
     };
     let new_losses = (share * 1.5 * size as f64) as u64;
-    Frontier::pending_bytes(ranking, n, hold) + new_losses * 16 + grundy_bytes(ranking, plan, n)
+    sieve_bytes(ranking, n, hold) + new_losses * 16 + grundy_bytes(ranking, plan, n)
+}
+
+/// Bytes the sieve holds while level `n` is pending: the word sieve's bit
+/// set where a run uses it (a small box, one process), else the mark bits
+/// of the pending levels.
+fn sieve_bytes(ranking: &Ranking, n: u32, hold: Holding) -> u64 {
+    super::words::chosen(ranking.universe(), hold).unwrap_or_else(|| Frontier::pending_bytes(ranking, n, hold))
 }
 
 /// How each process of a run holds its mark bits: its share of each level,
@@ -141,7 +148,7 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hol
             seconds += (canonical * (n as u64 - 1)) as f64 / GRUNDY_LOOKUPS_PER_CORE / threads;
             disk += (positions as f64 * GRUNDY_TABLE_BYTES_PER_POSITION) as u64;
         }
-        let memory = Frontier::pending_bytes(ranking, n, hold) + losses * 16 + grundy_bytes(ranking, plan, n);
+        let memory = sieve_bytes(ranking, n, hold) + losses * 16 + grundy_bytes(ranking, plan, n);
         out.push(LevelEstimate { tiles: n, positions, seconds, memory, disk });
     }
     out

@@ -10,6 +10,7 @@ pub mod in_memory;
 pub mod memory;
 mod plan;
 pub mod sieve;
+pub mod words;
 
 pub use driver::{run, run_on, Options, CHECKPOINT_SECONDS};
 pub use error::JobError;

@@ -125,6 +125,12 @@ fn print_event(e: &Event) {
         Event::Window { from, to, bytes } => {
             eprintln!("window: the marks of levels {from}-{to} ({}), then the decided losses pushed into them", memory::human_bytes(*bytes))
         }
+        Event::WordSieve { bytes, seconds, losses } => {
+            eprintln!(
+                "box sieve over boundary words ({} bit set): {losses} losses in {seconds:.2} s; writing the levels' tables",
+                memory::human_bytes(*bytes)
+            )
+        }
         Event::Started { .. } => {}
         Event::Level(r) => {
             let s = &r.stats;

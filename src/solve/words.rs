@@ -1,0 +1,635 @@
+//! The box sieve over boundary words: every loss of a small box at once.
+//!
+//! A position of an `R × C` box is its boundary, a lattice path from the
+//! box's bottom-left corner to its top-right corner: `C` steps right and `R`
+//! steps up. Written as an `R + C`-bit word, first step in the highest bit,
+//! 1 = right, a bite `(i, j)` takes the stretch of the path from just after
+//! its `j`-th right step to its up step of row `i` and moves that stretch's
+//! right steps to its end: the word's bits in that stretch are *sorted*,
+//! zeros first. A child's word is therefore smaller than its parent's, and
+//! the parents of a word `L` are found by undoing one sort: wherever `L`
+//! reads `0^u 1^v` (`u, v ≥ 1`, inside a run of zeros followed by a run of
+//! ones), every arrangement of those bits that starts with a 1 and ends
+//! with a 0 is a parent (`C(u + v − 2, u − 1)` of them). See `docs/math.md`,
+//! "Boxes as words".
+//!
+//! The sieve visits the words in increasing order, in one bit set indexed
+//! by the word itself (`2^(R+C)` bits: 512 MiB for 16×16); an unmarked
+//! word is a loss and marks its parents. No ranking is involved, and the
+//! parents of one stretch differ only inside it, so that the marks of the
+//! stretches that start low fall into few cache lines. The work is shared
+//! by position in the word: a parent from a stretch whose top bit is `s`
+//! lies at least `2^(s−1)` words above its loss, so the other
+//! threads mark the parents of the high stretches (`s ≥ FAR`) of each loss
+//! while the scanning thread goes on, waiting only when it comes within
+//! `2^(FAR−1)` words of a loss whose far parents are still being marked.
+//!
+//! The level sieve ([`super::sieve`]) computes the same losses; the driver
+//! uses this one for a box of one process whose bit set fits in memory
+//! ([`bytes`]), the level sieve otherwise (larger boxes, clusters).
+
+use crate::game::Universe;
+use crate::index::Ranking;
+use crate::store::mapped::MappedBits;
+use rayon::prelude::*;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Largest `rows + cols` this sieve takes (its bit set is `2^(rows+cols)` bits: 2 GiB at 34).
+pub const MAX_BITS: u32 = 34;
+
+/// Bytes of the bit set that [`box_losses`] needs for `universe`, or `None`
+/// when it is not a box this sieve takes (both bounds, no tile bound below
+/// the box's area, `rows + cols <= MAX_BITS`) or the environment variable
+/// `CHOMP_WORD_SIEVE` is `0`.
+pub fn bytes(universe: &Universe) -> Option<u64> {
+    // CHOMP_WORD_SIEVE=0 turns it off (to compare with the level sieve).
+    if std::env::var("CHOMP_WORD_SIEVE").is_ok_and(|v| v == "0") {
+        return None;
+    }
+    let (r, c) = (universe.rows?, universe.cols?);
+    let bits = r + c;
+    let whole = universe.tiles.is_none_or(|t| t >= r * c);
+    (whole && r >= 1 && c >= 1 && bits <= MAX_BITS).then(|| (1u64 << bits).div_ceil(64).max(1) * 8)
+}
+
+/// The bytes of the word sieve's bit set when a run with this holding uses
+/// it for `universe`: a box it takes ([`bytes`]), one process, and a bit set
+/// that fits in the window the holding allows (half the memory available
+/// or half of `--max-memory`). `None`: the run uses the level sieve.
+pub fn chosen(universe: &Universe, hold: super::sieve::Holding) -> Option<u64> {
+    bytes(universe).filter(|&b| hold.processes == 1 && hold.window.is_none_or(|w| b <= w))
+}
+
+/// Every loss of a box, by level.
+pub struct BoxLosses {
+    /// `ranks[n]`: the ranks of the losses with `n` tiles, increasing (`ranks[0]` empty).
+    pub ranks: Vec<Vec<u64>>,
+    /// `marks[n]`: parents marked by the losses with `n` tiles.
+    pub marks: Vec<u64>,
+}
+
+/// The stretches whose top bit is at least this far up go to the helper
+/// threads (the environment variable `CHOMP_WORDS_FAR` overrides it, for
+/// tests and tuning): at 16×16 they hold about three quarters of the marks.
+fn far_bit(bits: u32) -> u32 {
+    let default = bits.saturating_sub(11).max(8);
+    std::env::var("CHOMP_WORDS_FAR").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Losses queued for the helpers at most (a ring; the scan waits when it is full).
+const QUEUE: usize = 1 << 14;
+
+/// A queued loss with at least this many far parents (an L shape's run
+/// has about `C(2w, w)`) is shared by every thread, the scan included:
+/// one helper alone would hold the scan up.
+const GIANT: u64 = 1 << 18;
+
+/// The flag of a shared (giant) loss in the queue.
+const SHARED_LOSS: u64 = 1 << 63;
+
+/// Solves the box `ranking` describes ([`bytes`] must accept its universe)
+/// on `threads` threads: every loss, as ranks of their levels.
+///
+/// # Errors
+/// When the bit set cannot be mapped.
+pub fn box_losses(ranking: &Ranking, threads: usize) -> io::Result<BoxLosses> {
+    let u = ranking.universe();
+    let bits = u.rows.expect("a box") + u.cols.expect("a box");
+    box_losses_far(ranking, threads, far_bit(bits))
+}
+
+fn box_losses_far(ranking: &Ranking, threads: usize, far: u32) -> io::Result<BoxLosses> {
+    let u = ranking.universe();
+    let (r, c) = (u.rows.expect("a box"), u.cols.expect("a box"));
+    let far = far.min(r + c).max(7);
+    let set = MappedBits::anonymous(1u64 << (r + c))?;
+    let helpers = threads.max(1) - 1;
+    let sieve = Sieve::new(r, c, set.words(), helpers <= 1, far);
+    let queue: Vec<AtomicU64> = (0..QUEUE).map(|_| AtomicU64::new(0)).collect();
+    let shared = Shared {
+        queue,
+        published: AtomicU64::new(0),
+        done: (0..helpers).map(|_| AtomicU64::new(0)).collect(),
+        finished: AtomicBool::new(false),
+    };
+    let top = (r * c) as usize;
+    let (words, mut marks) = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..helpers)
+            .map(|h| {
+                scope.spawn({
+                    let (sieve, shared) = (&sieve, &shared);
+                    move || sieve.help(h, helpers, shared, top)
+                })
+            })
+            .collect();
+        let found = sieve.scan(helpers, &shared, top);
+        let mut marks = found.1;
+        for h in handles {
+            for (m, x) in marks.iter_mut().zip(h.join().expect("a helper thread")) {
+                *m += x;
+            }
+        }
+        (found.0, marks)
+    });
+    drop(set);
+    // The losses as (level, rank), grouped by level.
+    let mut found: Vec<(u32, u64)> = words
+        .par_iter()
+        .map_init(Vec::new, |rows, &w| {
+            word_rows(w, r, c, rows);
+            (rows.iter().map(|&x| x as u32).sum(), ranking.rank_rows(rows))
+        })
+        .collect();
+    found.par_sort_unstable();
+    let mut ranks = vec![Vec::new(); top + 1];
+    for (n, rank) in found {
+        ranks[n as usize].push(rank);
+    }
+    marks.resize(top + 1, 0);
+    Ok(BoxLosses { ranks, marks })
+}
+
+/// The rows of the position of word `w` of an `r × c` box (non-empty rows, top first).
+fn word_rows(w: u64, r: u32, c: u32, rows: &mut Vec<u8>) {
+    rows.clear();
+    let mut x = 0u8;
+    // Bottom row first: right steps extend the current row, an up step ends it.
+    for i in (0..r + c).rev() {
+        if w >> i & 1 == 1 {
+            x += 1;
+        } else if x > 0 {
+            rows.push(x);
+        }
+    }
+    rows.reverse();
+}
+
+/// Tiles of the position of word `w`: each up step closes a row as long as
+/// the right steps before it.
+fn word_tiles(w: u64, bits: u32) -> usize {
+    let mut zeros = !w & ((1u64 << bits) - 1);
+    let mut tiles = 0;
+    while zeros != 0 {
+        let z = zeros.trailing_zeros();
+        tiles += (w >> z).count_ones() as usize;
+        zeros &= zeros - 1;
+    }
+    tiles
+}
+
+/// What the scanning thread and the helpers share.
+struct Shared {
+    /// Loss `i` at `queue[i % QUEUE]`.
+    queue: Vec<AtomicU64>,
+    /// Losses queued so far.
+    published: AtomicU64,
+    /// `done[h]`: losses that helper `h` has gone through (it marks the far
+    /// parents of losses `i` with `i % helpers == h`, and its part of every shared loss).
+    done: Vec<AtomicU64>,
+    /// No more losses will be queued.
+    finished: AtomicBool,
+}
+
+impl Shared {
+    /// Whether every helper has gone through loss `i`.
+    fn is_done(&self, i: u64) -> bool {
+        self.done.iter().all(|d| d.load(Ordering::Acquire) > i)
+    }
+}
+
+/// Waits a little (spinning first, then yielding the core).
+fn pause(spins: &mut u32) {
+    if *spins < 1 << 12 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+    *spins += 1;
+}
+
+/// Which stretches of a loss to push.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Top bit below `far`: parents less than `2^far` words above the loss.
+    Near,
+    /// Top bit at least `far`: parents at least `2^(far−1)` words above.
+    Far,
+    Both,
+}
+
+struct Sieve<'a> {
+    bits: u32,
+    cols: u32,
+    /// The marks of the far stretches, one bit per word of the box.
+    set: &'a [AtomicU64],
+    /// Whether one thread alone writes `set` (plain stores suffice).
+    one_writer: bool,
+    far: u32,
+    /// `low[start][len][j]`: the bits `x << start` of a word (`x < 2^len`,
+    /// `j` ones) as a mask of one 64-bit word of the set.
+    low: [[[u64; 7]; 7]; 6],
+    /// `valid[j]`: the 6-bit values with `j` ones, as a mask.
+    valid: [u64; 7],
+    binom: [[u64; 7]; 7],
+    /// `choose[a][b]` for `a <= MAX_BITS`.
+    choose: Vec<[u64; MAX_BITS as usize + 1]>,
+}
+
+impl<'a> Sieve<'a> {
+    fn new(rows: u32, cols: u32, set: &'a [AtomicU64], one_writer: bool, far: u32) -> Self {
+        let mut low = [[[0u64; 7]; 7]; 6];
+        for (start, by_len) in low.iter_mut().enumerate() {
+            for (len, by_ones) in by_len.iter_mut().enumerate().take(7 - start) {
+                for x in 0u64..1 << len {
+                    by_ones[x.count_ones() as usize] |= 1 << (x << start);
+                }
+            }
+        }
+        let mut valid = [0u64; 7];
+        for x in 0u64..64 {
+            valid[x.count_ones() as usize] |= 1 << x;
+        }
+        let mut binom = [[0u64; 7]; 7];
+        for a in 0..7 {
+            binom[a][0] = 1;
+            for b in 1..=a {
+                binom[a][b] = binom[a - 1][b - 1] + binom[a - 1][b];
+            }
+        }
+        let mut choose = vec![[0u64; MAX_BITS as usize + 1]; MAX_BITS as usize + 1];
+        for a in 0..choose.len() {
+            choose[a][0] = 1;
+            for b in 1..=a {
+                choose[a][b] = choose[a - 1][b - 1] + choose[a - 1][b];
+            }
+        }
+        Sieve { bits: rows + cols, cols, set, one_writer, far, low, valid, binom, choose }
+    }
+
+    /// Marks `mask` in word `at` of the far set.
+    #[inline(always)]
+    fn mark_far(&self, at: u64, mask: u64, atomic: bool) {
+        let word = &self.set[at as usize];
+        let old = word.load(Ordering::Relaxed);
+        if old & mask != mask {
+            if !atomic {
+                // No other thread writes the set: a plain store.
+                word.store(old | mask, Ordering::Relaxed);
+            } else {
+                word.fetch_or(mask, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The scan, in increasing word order; returns the loss words and the
+    /// marks it made by level. The near stretches' marks go to a ring of
+    /// `2^(far+1)` bits that follows the scan (they land less than `2^far`
+    /// words ahead); with helpers, each loss is queued for them (its far
+    /// stretches), else this thread marks those too.
+    fn scan(&self, helpers: usize, shared: &Shared, top: usize) -> (Vec<u64>, Vec<u64>) {
+        let (bits, cols) = (self.bits, self.cols);
+        let empty = (1u64 << cols) - 1;
+        let full = empty << (bits - cols);
+        let reach = 1u64 << (self.far - 1);
+        // Words of a box of fewer than 6 bits end inside the first block.
+        let in_box = if bits < 6 { (1u64 << (1u64 << bits)) - 1 } else { u64::MAX };
+        let ring_mask = (1u64 << (self.far + 1 - 6)) - 1;
+        let mut ring = vec![0u64; ring_mask as usize + 1];
+        let mut losses = Vec::new();
+        let mut marks = vec![0u64; top + 1];
+        // Losses before `oldest` have all their parents marked.
+        let mut oldest = 0u64;
+        let part = if helpers == 0 { Part::Both } else { Part::Near };
+        for block in (empty >> 6)..=(full >> 6) {
+            let ones = block.count_ones();
+            if ones > cols || cols - ones > 6 {
+                continue;
+            }
+            let valid = self.valid[(cols - ones) as usize] & in_box;
+            if helpers > 0 {
+                // Every loss more than `reach` below this block's last word
+                // must have had its far parents marked.
+                let last = (block << 6) | 63;
+                let mut spins = 0;
+                while oldest < losses.len() as u64 && losses[oldest as usize] + reach <= last {
+                    if shared.is_done(oldest) {
+                        oldest += 1;
+                        spins = 0;
+                    } else {
+                        pause(&mut spins);
+                    }
+                }
+            }
+            let slot = (block & ring_mask) as usize;
+            let far_word = &self.set[block as usize];
+            let mut from = 0u64; // bits of this block still to look at
+            loop {
+                let clear = !(far_word.load(Ordering::Relaxed) | ring[slot]) & valid & (u64::MAX << from);
+                if clear == 0 {
+                    break;
+                }
+                let x = clear.trailing_zeros() as u64;
+                from = x + 1;
+                let w = (block << 6) | x;
+                if w != empty {
+                    // A loss: its near parents now, its far ones by a helper.
+                    let mut count = self.push(w, part, Split::WHOLE, &mut |at, mask| ring[(at & ring_mask) as usize] |= mask);
+                    if helpers > 0 {
+                        let i = losses.len() as u64;
+                        let giant = self.far_parents(w) >= GIANT;
+                        let mut spins = 0;
+                        while i - oldest >= QUEUE as u64 {
+                            if shared.is_done(oldest) {
+                                oldest += 1;
+                            } else {
+                                pause(&mut spins);
+                            }
+                        }
+                        let flag = if giant { SHARED_LOSS } else { 0 };
+                        shared.queue[(i % QUEUE as u64) as usize].store(w | flag, Ordering::Relaxed);
+                        shared.published.store(i + 1, Ordering::Release);
+                        if giant {
+                            // This thread's part of its far parents, then wait for the
+                            // helpers'. The set is written by several threads now: the
+                            // helpers' plain writes of earlier losses must be over.
+                            let mut spins = 0;
+                            while oldest < i {
+                                if shared.is_done(oldest) {
+                                    oldest += 1;
+                                } else {
+                                    pause(&mut spins);
+                                }
+                            }
+                            let split = Split { parts: helpers as u64 + 1, me: helpers as u64 };
+                            count += self.push(w, Part::Far, split, &mut |_, _| unreachable!("far stretches only"));
+                            while oldest <= i {
+                                if shared.is_done(oldest) {
+                                    oldest += 1;
+                                } else {
+                                    pause(&mut spins);
+                                }
+                            }
+                        }
+                    }
+                    marks[word_tiles(w, bits)] += count;
+                    losses.push(w);
+                }
+                if from == 64 {
+                    break;
+                }
+            }
+            ring[slot] = 0;
+        }
+        shared.finished.store(true, Ordering::Release);
+        (losses, marks)
+    }
+
+    /// Helper `h` of `helpers`: marks the far parents of losses `h`, `h +
+    /// helpers`, … and its part of those of every shared loss.
+    fn help(&self, h: usize, helpers: usize, shared: &Shared, top: usize) -> Vec<u64> {
+        let mut marks = vec![0u64; top + 1];
+        let mut i = 0;
+        let mut spins = 0;
+        loop {
+            if shared.published.load(Ordering::Acquire) > i {
+                let entry = shared.queue[(i % QUEUE as u64) as usize].load(Ordering::Relaxed);
+                let w = entry & !SHARED_LOSS;
+                let split = if entry & SHARED_LOSS != 0 {
+                    Some(Split { parts: helpers as u64 + 1, me: h as u64 })
+                } else {
+                    (i % helpers as u64 == h as u64).then_some(Split::WHOLE)
+                };
+                if let Some(split) = split {
+                    marks[word_tiles(w, self.bits)] += self.push(w, Part::Far, split, &mut |_, _| unreachable!("far stretches only"));
+                }
+                shared.done[h].store(i + 1, Ordering::Release);
+                i += 1;
+                spins = 0;
+            } else if shared.finished.load(Ordering::Acquire) && shared.published.load(Ordering::Acquire) <= i {
+                return marks;
+            } else {
+                pause(&mut spins);
+            }
+        }
+    }
+
+    /// The number of parents of loss `l` from its far stretches.
+    fn far_parents(&self, l: u64) -> u64 {
+        let mut total = 0u64;
+        valleys(l, self.bits, |zlo, zhi, olo, ohi| {
+            for s in zlo.max(self.far as i32)..=zhi {
+                let u = s - zlo + 1;
+                for q in olo..=ohi {
+                    let v = ohi - q + 1;
+                    total = total.saturating_add(self.choose[(u + v - 2) as usize][(u - 1) as usize]);
+                }
+            }
+        });
+        total
+    }
+
+    /// Marks the parents of loss `l` from its stretches of `part` (the near
+    /// ones through `near`, the far ones in the far set); returns their number.
+    fn push(&self, l: u64, part: Part, split: Split, near: &mut impl FnMut(u64, u64)) -> u64 {
+        let mut count = 0;
+        // Several threads share a loss's far parents: their writes meet.
+        let atomic = !self.one_writer || split.parts > 1;
+        let mut chunk = 0;
+        valleys(l, self.bits, |zlo, zhi, olo, ohi| {
+            for s in zlo..=zhi {
+                let u = (s - zlo + 1) as u32;
+                let is_far = s as u32 >= self.far;
+                if (is_far && part == Part::Near) || (!is_far && part == Part::Far) {
+                    continue;
+                }
+                for q in olo..=ohi {
+                    let v = (ohi - q + 1) as u32;
+                    let stretch = ((1u64 << (s - q + 1)) - 1) << q;
+                    let base = (l & !stretch) | 1 << s;
+                    count += if is_far {
+                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, split, &mut chunk, &mut |at, mask| {
+                            self.mark_far(at, mask, atomic)
+                        })
+                    } else {
+                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, Split::WHOLE, &mut chunk, near)
+                    };
+                }
+            }
+        });
+        count
+    }
+
+    /// Marks every word `base | x << lo` with `x < 2^m` of `k` ones (the
+    /// arrangements inside a stretch) through `mark(set word, mask)`;
+    /// returns their number. The inner bits that fall in the lowest six of
+    /// the word select bits of one 64-bit word of the set: they are marked
+    /// together, as one mask.
+    ///
+    /// Split among threads, the arrangements go in chunks (by the number of
+    /// high ones and the highest one's place), numbered across the stretches
+    /// of a loss by `chunk`: thread `me` of `parts` takes every `parts`-th.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn stretch(&self, base: u64, lo: u32, m: u32, k: u32, split: Split, chunk: &mut u64, mark: &mut impl FnMut(u64, u64)) -> u64 {
+        let low_len = if lo < 6 { (6 - lo).min(m) } else { 0 };
+        let high_len = m - low_len;
+        let shift = (lo + low_len).saturating_sub(6); // where the high part starts, in set words
+        let (fixed, at) = (base & 63, base >> 6);
+        let mut count = 0;
+        for jh in k.saturating_sub(low_len)..=k.min(high_len) {
+            let jl = (k - jh) as usize;
+            let (mask, n) = if low_len > 0 {
+                (self.low[lo as usize][low_len as usize][jl] << fixed, self.binom[low_len as usize][jl])
+            } else {
+                (1u64 << fixed, 1)
+            };
+            if jh == 0 {
+                if split.takes(chunk) {
+                    mark(at, mask);
+                    count += n;
+                }
+                continue;
+            }
+            if split.parts == 1 {
+                count += n * combinations(jh, high_len, |x| mark(at | x << shift, mask));
+                continue;
+            }
+            // The highest one at `p`, the others below it.
+            for p in jh - 1..high_len {
+                if split.takes(chunk) {
+                    count += n * combinations(jh - 1, p, |x| mark(at | (1 << p | x) << shift, mask));
+                }
+            }
+        }
+        count
+    }
+}
+
+/// Calls `f(zlo, zhi, olo, ohi)` for every run of zeros `zhi..=zlo` of the
+/// word `l` (`bits` bits, high to low) followed by a run of ones `ohi..=olo`
+/// (`ohi = zlo − 1`): where the stretches of its parents lie.
+#[inline(always)]
+fn valleys(l: u64, bits: u32, mut f: impl FnMut(i32, i32, i32, i32)) {
+    let mut i = bits as i32 - 1;
+    let bit = |i: i32| l >> i & 1 == 1;
+    while i >= 0 {
+        while i >= 0 && bit(i) {
+            i -= 1;
+        }
+        if i < 0 {
+            break;
+        }
+        let zhi = i;
+        while i >= 0 && !bit(i) {
+            i -= 1;
+        }
+        let zlo = i + 1;
+        if i < 0 {
+            break;
+        }
+        let ohi = i;
+        while i >= 0 && bit(i) {
+            i -= 1;
+        }
+        f(zlo, zhi, i + 1, ohi);
+    }
+}
+
+/// Which share of a loss's far parents a thread marks.
+#[derive(Clone, Copy)]
+struct Split {
+    parts: u64,
+    me: u64,
+}
+
+impl Split {
+    /// All of them.
+    const WHOLE: Split = Split { parts: 1, me: 0 };
+
+    /// Whether this thread takes the next chunk (and counts it).
+    #[inline(always)]
+    fn takes(&self, chunk: &mut u64) -> bool {
+        let mine = *chunk % self.parts == self.me;
+        *chunk += 1;
+        mine
+    }
+}
+
+/// Calls `f(x)` for every `x < 2^len` with `ones` ones (`ones >= 1`) in
+/// increasing order; returns their number.
+#[inline(always)]
+fn combinations(ones: u32, len: u32, mut f: impl FnMut(u64)) -> u64 {
+    if ones == 0 {
+        f(0);
+        return 1;
+    }
+    let (mut x, end, mut count) = ((1u64 << ones) - 1, 1u64 << len, 0);
+    while x < end {
+        f(x);
+        count += 1;
+        // The next number with as many ones (Gosper's hack).
+        let t = x | (x - 1);
+        x = (t + 1) | (((!t & (t + 1)) - 1) >> (x.trailing_zeros() + 1));
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::cluster::Solo;
+    use crate::solve::sieve::{Frontier, Holding};
+
+    /// The level sieve's losses of a universe, by level.
+    fn level_sieve(ranking: &Ranking) -> Vec<Vec<u64>> {
+        let mut frontier = Frontier::new(ranking, 0, &Solo, Holding::SOLO).unwrap();
+        let mut losses = vec![Vec::new()];
+        for n in 1..=ranking.max_tiles() {
+            losses.push(frontier.sieve_level(ranking, n, &Solo).ranks);
+            if n == frontier.horizon() && n < ranking.max_tiles() {
+                frontier.open_epoch(ranking, &Solo).unwrap();
+                for (l, ranks) in losses.iter().enumerate().skip(1) {
+                    frontier.push_decided(ranking, l as u32, ranks, n + 1);
+                }
+            }
+        }
+        losses
+    }
+
+    #[test]
+    fn the_word_sieve_finds_the_level_sieves_losses() {
+        // Every split of the work: one thread, one helper (plain writes),
+        // two helpers (atomic writes); far stretches from bit 7 (most work
+        // shared, shared giant losses) up to none.
+        let small = [(1, 1), (1, 6), (6, 1), (2, 2), (2, 9), (3, 3), (5, 5), (4, 7), (8, 8), (9, 11)];
+        for (r, c) in small.into_iter().chain([(12, 12)]) {
+            let ranking = Ranking::new(&Universe::boxed(r, c)).unwrap();
+            let expected = level_sieve(&ranking);
+            let (threads, fars) = if r < 12 { (&[1, 2, 3][..], &[7, 9, 12, 64][..]) } else { (&[2][..], &[7][..]) };
+            for &threads in threads {
+                for &far in fars {
+                    let got = box_losses_far(&ranking, threads, far).unwrap();
+                    assert_eq!(got.ranks, expected, "{r}x{c} box, {threads} threads, far stretches from bit {far}");
+                    let parents: u64 = got.marks.iter().sum();
+                    assert!(expected.len() < 3 || parents > 0, "{r}x{c}: parents are counted");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn words_and_rows_agree() {
+        // 3x3 box: the word of [2, 1] reads, from the bottom-left corner:
+        // up (empty bottom row), right, up, right, up, right.
+        let w = 0b010101;
+        let mut rows = Vec::new();
+        word_rows(w, 3, 3, &mut rows);
+        assert_eq!(rows, vec![2, 1]);
+        assert_eq!(word_tiles(w, 6), 3);
+        word_rows(0b111000, 3, 3, &mut rows);
+        assert_eq!(rows, vec![3, 3, 3]);
+        assert_eq!(word_tiles(0b111000, 6), 9);
+    }
+}
