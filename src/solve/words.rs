@@ -13,11 +13,12 @@
 //! with a 0 is a parent (`C(u + v − 2, u − 1)` of them). See `docs/math.md`,
 //! "Boxes as words".
 //!
-//! The sieve visits the words in increasing order, in one bit set indexed
-//! by the word itself (`2^(R+C)` bits: 512 MiB for 16×16); an unmarked
-//! word is a loss and marks its parents. No ranking is involved, and the
-//! parents of one stretch differ only inside it, so that the marks of the
-//! stretches that start low fall into few cache lines. The work is shared
+//! The sieve visits the words in increasing order; an unmarked word is a
+//! loss and marks its parents. Its bit set holds one bit per position, in
+//! word order: a word's index is the offset of its high bits (the words
+//! with smaller high bits and the right number of ones before it) plus the
+//! rank of its low 16 bits among the values with as many ones, two table
+//! look-ups (`C(32, 16)` bits, 72 MiB, for 16×16). The work is shared
 //! by position in the word: a parent from a stretch whose top bit is `s`
 //! lies at least `2^(s−1)` words above its loss, so the other
 //! threads mark the parents of the high stretches (`s ≥ FAR`) of each loss
@@ -35,8 +36,13 @@ use rayon::prelude::*;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// Largest `rows + cols` this sieve takes (its bit set is `2^(rows+cols)` bits: 2 GiB at 34).
+/// Largest `rows + cols` this sieve takes (its bit set is `C(rows + cols,
+/// cols)` bits: 292 MiB at 17×17; larger boxes keep the level sieve,
+/// whose epochs hold less).
 pub const MAX_BITS: u32 = 34;
+
+/// Low bits of a word ranked by one table look-up.
+const LOW_BITS: u32 = 16;
 
 /// Bytes of the bit set that [`box_losses`] needs for `universe`, or `None`
 /// when it is not a box this sieve takes (both bounds, no tile bound below
@@ -50,7 +56,10 @@ pub fn bytes(universe: &Universe) -> Option<u64> {
     let (r, c) = (universe.rows?, universe.cols?);
     let bits = r + c;
     let whole = universe.tiles.is_none_or(|t| t >= r * c);
-    (whole && r >= 1 && c >= 1 && bits <= MAX_BITS).then(|| (1u64 << bits).div_ceil(64).max(1) * 8)
+    (whole && r >= 1 && c >= 1 && bits <= MAX_BITS).then(|| {
+        let high = 1u64 << bits.saturating_sub(LOW_BITS);
+        choose(bits, c).div_ceil(64) * 8 + high * 8 + (8 << LOW_BITS)
+    })
 }
 
 /// The bytes of the word sieve's bit set when a run with this holding uses
@@ -103,9 +112,10 @@ fn box_losses_far(ranking: &Ranking, threads: usize, far: u32) -> io::Result<Box
     let u = ranking.universe();
     let (r, c) = (u.rows.expect("a box"), u.cols.expect("a box"));
     let far = far.min(r + c).max(7);
-    let set = MappedBits::anonymous(1u64 << (r + c))?;
+    let index = Index::new(r + c, c);
+    let set = MappedBits::anonymous(index.total)?;
     let helpers = threads.max(1) - 1;
-    let sieve = Sieve::new(r, c, set.words(), helpers <= 1, far);
+    let sieve = Sieve::new(r, c, &index, set.words(), helpers <= 1, far);
     let queue: Vec<AtomicU64> = (0..QUEUE).map(|_| AtomicU64::new(0)).collect();
     let shared = Shared {
         queue,
@@ -218,45 +228,95 @@ enum Part {
     Both,
 }
 
+/// `C(n, k)` (`n <= 64`).
+fn choose(n: u32, k: u32) -> u64 {
+    if k > n {
+        return 0;
+    }
+    let k = k.min(n - k) as u64;
+    (0..k).fold(1u64, |acc, i| acc * (n as u64 - i) / (i + 1))
+}
+
+/// The index of a box's words in its bit set: one bit per word with `cols`
+/// ones, in word order.
+struct Index {
+    /// Bits of a word.
+    bits: u32,
+    /// Ones of a word.
+    cols: u32,
+    /// Low bits ranked by `rank` (`min(bits, LOW_BITS)`).
+    low: u32,
+    /// `rank[x]`: the rank of the low bits `x` among the values of as many ones.
+    rank: Vec<u32>,
+    /// The low values, by number of ones then increasing: `by_rank[start[j] + r]`.
+    by_rank: Vec<u32>,
+    start: [u32; LOW_BITS as usize + 2],
+    /// `off[h]`: the index of the first word with high bits `h` (and `off[2^high]`, the total).
+    off: Vec<u64>,
+    /// Words with `cols` ones.
+    total: u64,
+}
+
+impl Index {
+    fn new(bits: u32, cols: u32) -> Self {
+        let low = bits.min(LOW_BITS);
+        let mut count = [0u32; LOW_BITS as usize + 2];
+        let rank: Vec<u32> = (0..1u32 << low)
+            .map(|x| {
+                let j = x.count_ones() as usize;
+                count[j] += 1;
+                count[j] - 1
+            })
+            .collect();
+        let mut start = [0u32; LOW_BITS as usize + 2];
+        for j in 1..start.len() {
+            start[j] = start[j - 1] + count[j - 1];
+        }
+        let mut by_rank = vec![0u32; 1 << low];
+        let mut next = start;
+        for x in 0..1u32 << low {
+            let j = x.count_ones() as usize;
+            by_rank[next[j] as usize] = x;
+            next[j] += 1;
+        }
+        let mut off = Vec::with_capacity((1 << (bits - low)) + 1);
+        let mut total = 0u64;
+        for h in 0..1u64 << (bits - low) {
+            off.push(total);
+            total += cols.checked_sub(h.count_ones()).map_or(0, |j| choose(low, j));
+        }
+        off.push(total);
+        Index { bits, cols, low, rank, by_rank, start, off, total }
+    }
+
+    /// The index of word `w` (with `cols` ones).
+    #[inline(always)]
+    fn of(&self, w: u64) -> u64 {
+        self.off[(w >> self.low) as usize] + self.rank[(w & ((1 << self.low) - 1)) as usize] as u64
+    }
+
+    /// The word of index `i`, its high bits `h` (`off[h] <= i < off[h + 1]`).
+    #[inline(always)]
+    fn word(&self, h: u64, i: u64) -> u64 {
+        let j = self.cols - h.count_ones();
+        h << self.low | self.by_rank[(self.start[j as usize] as u64 + i - self.off[h as usize]) as usize] as u64
+    }
+}
+
 struct Sieve<'a> {
     bits: u32,
-    cols: u32,
+    index: &'a Index,
     /// The marks of the far stretches, one bit per word of the box.
     set: &'a [AtomicU64],
     /// Whether one thread alone writes `set` (plain stores suffice).
     one_writer: bool,
     far: u32,
-    /// `low[start][len][j]`: the bits `x << start` of a word (`x < 2^len`,
-    /// `j` ones) as a mask of one 64-bit word of the set.
-    low: [[[u64; 7]; 7]; 6],
-    /// `valid[j]`: the 6-bit values with `j` ones, as a mask.
-    valid: [u64; 7],
-    binom: [[u64; 7]; 7],
     /// `choose[a][b]` for `a <= MAX_BITS`.
     choose: Vec<[u64; MAX_BITS as usize + 1]>,
 }
 
 impl<'a> Sieve<'a> {
-    fn new(rows: u32, cols: u32, set: &'a [AtomicU64], one_writer: bool, far: u32) -> Self {
-        let mut low = [[[0u64; 7]; 7]; 6];
-        for (start, by_len) in low.iter_mut().enumerate() {
-            for (len, by_ones) in by_len.iter_mut().enumerate().take(7 - start) {
-                for x in 0u64..1 << len {
-                    by_ones[x.count_ones() as usize] |= 1 << (x << start);
-                }
-            }
-        }
-        let mut valid = [0u64; 7];
-        for x in 0u64..64 {
-            valid[x.count_ones() as usize] |= 1 << x;
-        }
-        let mut binom = [[0u64; 7]; 7];
-        for a in 0..7 {
-            binom[a][0] = 1;
-            for b in 1..=a {
-                binom[a][b] = binom[a - 1][b - 1] + binom[a - 1][b];
-            }
-        }
+    fn new(rows: u32, cols: u32, index: &'a Index, set: &'a [AtomicU64], one_writer: bool, far: u32) -> Self {
         let mut choose = vec![[0u64; MAX_BITS as usize + 1]; MAX_BITS as usize + 1];
         for a in 0..choose.len() {
             choose[a][0] = 1;
@@ -264,36 +324,33 @@ impl<'a> Sieve<'a> {
                 choose[a][b] = choose[a - 1][b - 1] + choose[a - 1][b];
             }
         }
-        Sieve { bits: rows + cols, cols, set, one_writer, far, low, valid, binom, choose }
+        debug_assert_eq!(index.bits, rows + cols);
+        Sieve { bits: rows + cols, index, set, one_writer, far, choose }
     }
 
-    /// Marks `mask` in word `at` of the far set.
+    /// Marks bit `i` of the far set.
     #[inline(always)]
-    fn mark_far(&self, at: u64, mask: u64, atomic: bool) {
-        let word = &self.set[at as usize];
+    fn mark_far(&self, i: u64, atomic: bool) {
+        let word = &self.set[(i >> 6) as usize];
+        let bit = 1u64 << (i & 63);
         let old = word.load(Ordering::Relaxed);
-        if old & mask != mask {
-            if !atomic {
-                // No other thread writes the set: a plain store.
-                word.store(old | mask, Ordering::Relaxed);
-            } else {
-                word.fetch_or(mask, Ordering::Relaxed);
-            }
+        if !atomic {
+            // No other thread writes the set: a plain store, unconditional
+            // (a branch on a missed load would stall when mispredicted).
+            word.store(old | bit, Ordering::Relaxed);
+        } else if old & bit == 0 {
+            word.fetch_or(bit, Ordering::Relaxed);
         }
     }
 
     /// The scan, in increasing word order; returns the loss words and the
     /// marks it made by level. The near stretches' marks go to a ring of
     /// `2^(far+1)` bits that follows the scan (they land less than `2^far`
-    /// words ahead); with helpers, each loss is queued for them (its far
-    /// stretches), else this thread marks those too.
+    /// words, hence indices, ahead); with helpers, each loss is queued for
+    /// them (its far stretches), else this thread marks those too.
     fn scan(&self, helpers: usize, shared: &Shared, top: usize) -> (Vec<u64>, Vec<u64>) {
-        let (bits, cols) = (self.bits, self.cols);
-        let empty = (1u64 << cols) - 1;
-        let full = empty << (bits - cols);
+        let index = self.index;
         let reach = 1u64 << (self.far - 1);
-        // Words of a box of fewer than 6 bits end inside the first block.
-        let in_box = if bits < 6 { (1u64 << (1u64 << bits)) - 1 } else { u64::MAX };
         let ring_mask = (1u64 << (self.far + 1 - 6)) - 1;
         let mut ring = vec![0u64; ring_mask as usize + 1];
         let mut losses = Vec::new();
@@ -301,80 +358,82 @@ impl<'a> Sieve<'a> {
         // Losses before `oldest` have all their parents marked.
         let mut oldest = 0u64;
         let part = if helpers == 0 { Part::Both } else { Part::Near };
-        for block in (empty >> 6)..=(full >> 6) {
-            let ones = block.count_ones();
-            if ones > cols || cols - ones > 6 {
-                continue;
+        let mut high = 0u64; // the high bits of the index looked at
+        for k in 0..index.total.div_ceil(64) {
+            let slot = (k & ring_mask) as usize;
+            let far_word = &self.set[k as usize];
+            // Index 0 is the empty box; indices past the total are no words.
+            let mut valid = if k == 0 { !1 } else { u64::MAX };
+            if (k + 1) * 64 > index.total {
+                valid &= u64::MAX >> ((k + 1) * 64 - index.total);
             }
-            let valid = self.valid[(cols - ones) as usize] & in_box;
-            if helpers > 0 {
-                // Every loss more than `reach` below this block's last word
-                // must have had its far parents marked.
-                let last = (block << 6) | 63;
-                let mut spins = 0;
-                while oldest < losses.len() as u64 && losses[oldest as usize] + reach <= last {
-                    if shared.is_done(oldest) {
-                        oldest += 1;
-                        spins = 0;
-                    } else {
-                        pause(&mut spins);
-                    }
-                }
-            }
-            let slot = (block & ring_mask) as usize;
-            let far_word = &self.set[block as usize];
-            let mut from = 0u64; // bits of this block still to look at
+            let mut from = 0u64; // bits of this set word still to look at
             loop {
                 let clear = !(far_word.load(Ordering::Relaxed) | ring[slot]) & valid & (u64::MAX << from);
                 if clear == 0 {
                     break;
                 }
-                let x = clear.trailing_zeros() as u64;
-                from = x + 1;
-                let w = (block << 6) | x;
-                if w != empty {
-                    // A loss: its near parents now, its far ones by a helper.
-                    let mut count = self.push(w, part, Split::WHOLE, &mut |at, mask| ring[(at & ring_mask) as usize] |= mask);
-                    if helpers > 0 {
-                        let i = losses.len() as u64;
-                        let giant = self.far_parents(w) >= GIANT;
-                        let mut spins = 0;
-                        while i - oldest >= QUEUE as u64 {
+                let b = clear.trailing_zeros() as u64;
+                let i = k * 64 + b;
+                while index.off[high as usize + 1] <= i {
+                    high += 1;
+                }
+                let w = index.word(high, i);
+                if helpers > 0 && oldest < losses.len() as u64 && losses[oldest as usize] + reach <= w {
+                    // Every loss at least `reach` below this word must have
+                    // had its far parents marked: wait, then look again.
+                    let mut spins = 0;
+                    while oldest < losses.len() as u64 && losses[oldest as usize] + reach <= w {
+                        if shared.is_done(oldest) {
+                            oldest += 1;
+                            spins = 0;
+                        } else {
+                            pause(&mut spins);
+                        }
+                    }
+                    continue;
+                }
+                from = b + 1;
+                // A loss: its near parents now, its far ones by a helper.
+                let mut count = self.push(w, part, Split::WHOLE, &mut |i| ring[((i >> 6) & ring_mask) as usize] |= 1 << (i & 63));
+                if helpers > 0 {
+                    let n = losses.len() as u64;
+                    let giant = self.far_parents(w) >= GIANT;
+                    let mut spins = 0;
+                    while n - oldest >= QUEUE as u64 {
+                        if shared.is_done(oldest) {
+                            oldest += 1;
+                        } else {
+                            pause(&mut spins);
+                        }
+                    }
+                    let flag = if giant { SHARED_LOSS } else { 0 };
+                    shared.queue[(n % QUEUE as u64) as usize].store(w | flag, Ordering::Relaxed);
+                    shared.published.store(n + 1, Ordering::Release);
+                    if giant {
+                        // This thread's part of its far parents, then wait for the
+                        // helpers'. The set is written by several threads now: the
+                        // helpers' plain writes of earlier losses must be over.
+                        while oldest < n {
                             if shared.is_done(oldest) {
                                 oldest += 1;
                             } else {
                                 pause(&mut spins);
                             }
                         }
-                        let flag = if giant { SHARED_LOSS } else { 0 };
-                        shared.queue[(i % QUEUE as u64) as usize].store(w | flag, Ordering::Relaxed);
-                        shared.published.store(i + 1, Ordering::Release);
-                        if giant {
-                            // This thread's part of its far parents, then wait for the
-                            // helpers'. The set is written by several threads now: the
-                            // helpers' plain writes of earlier losses must be over.
-                            let mut spins = 0;
-                            while oldest < i {
-                                if shared.is_done(oldest) {
-                                    oldest += 1;
-                                } else {
-                                    pause(&mut spins);
-                                }
-                            }
-                            let split = Split { parts: helpers as u64 + 1, me: helpers as u64 };
-                            count += self.push(w, Part::Far, split, &mut |_, _| unreachable!("far stretches only"));
-                            while oldest <= i {
-                                if shared.is_done(oldest) {
-                                    oldest += 1;
-                                } else {
-                                    pause(&mut spins);
-                                }
+                        let split = Split { parts: helpers as u64 + 1, me: helpers as u64 };
+                        count += self.push(w, Part::Far, split, &mut |_| unreachable!("far stretches only"));
+                        while oldest <= n {
+                            if shared.is_done(oldest) {
+                                oldest += 1;
+                            } else {
+                                pause(&mut spins);
                             }
                         }
                     }
-                    marks[word_tiles(w, bits)] += count;
-                    losses.push(w);
                 }
+                marks[word_tiles(w, self.bits)] += count;
+                losses.push(w);
                 if from == 64 {
                     break;
                 }
@@ -401,7 +460,7 @@ impl<'a> Sieve<'a> {
                     (i % helpers as u64 == h as u64).then_some(Split::WHOLE)
                 };
                 if let Some(split) = split {
-                    marks[word_tiles(w, self.bits)] += self.push(w, Part::Far, split, &mut |_, _| unreachable!("far stretches only"));
+                    marks[word_tiles(w, self.bits)] += self.push(w, Part::Far, split, &mut |_| unreachable!("far stretches only"));
                 }
                 shared.done[h].store(i + 1, Ordering::Release);
                 i += 1;
@@ -430,12 +489,29 @@ impl<'a> Sieve<'a> {
     }
 
     /// Marks the parents of loss `l` from its stretches of `part` (the near
-    /// ones through `near`, the far ones in the far set); returns their number.
-    fn push(&self, l: u64, part: Part, split: Split, near: &mut impl FnMut(u64, u64)) -> u64 {
+    /// ones through `near(index)`, the far ones in the far set); returns
+    /// their number.
+    fn push(&self, l: u64, part: Part, split: Split, near: &mut impl FnMut(u64)) -> u64 {
         let mut count = 0;
         // Several threads share a loss's far parents: their writes meet.
         let atomic = !self.one_writer || split.parts > 1;
         let mut chunk = 0;
+        // Far marks go through a short queue: each set word is prefetched
+        // when queued and written `BATCH` marks later, so that the cache
+        // misses overlap.
+        let mut queued = [0u64; BATCH];
+        let mut len = 0;
+        let mut far = |i: u64| {
+            prefetch(&self.set[(i >> 6) as usize]);
+            queued[len] = i;
+            len += 1;
+            if len == BATCH {
+                for &i in &queued {
+                    self.mark_far(i, atomic);
+                }
+                len = 0;
+            }
+        };
         valleys(l, self.bits, |zlo, zhi, olo, ohi| {
             for s in zlo..=zhi {
                 let u = (s - zlo + 1) as u32;
@@ -448,58 +524,40 @@ impl<'a> Sieve<'a> {
                     let stretch = ((1u64 << (s - q + 1)) - 1) << q;
                     let base = (l & !stretch) | 1 << s;
                     count += if is_far {
-                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, split, &mut chunk, &mut |at, mask| {
-                            self.mark_far(at, mask, atomic)
-                        })
+                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, split, &mut chunk, &mut |w| far(self.index.of(w)))
                     } else {
-                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, Split::WHOLE, &mut chunk, near)
+                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, Split::WHOLE, &mut chunk, &mut |w| near(self.index.of(w)))
                     };
                 }
             }
         });
+        for &i in &queued[..len] {
+            self.mark_far(i, atomic);
+        }
         count
     }
 
     /// Marks every word `base | x << lo` with `x < 2^m` of `k` ones (the
-    /// arrangements inside a stretch) through `mark(set word, mask)`;
-    /// returns their number. The inner bits that fall in the lowest six of
-    /// the word select bits of one 64-bit word of the set: they are marked
-    /// together, as one mask.
+    /// arrangements inside a stretch) through `mark(word)`; returns their
+    /// number.
     ///
-    /// Split among threads, the arrangements go in chunks (by the number of
-    /// high ones and the highest one's place), numbered across the stretches
-    /// of a loss by `chunk`: thread `me` of `parts` takes every `parts`-th.
+    /// Split among threads, the arrangements go in chunks (by the place of
+    /// the highest one), numbered across the stretches of a loss by
+    /// `chunk`: thread `me` of `parts` takes every `parts`-th.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn stretch(&self, base: u64, lo: u32, m: u32, k: u32, split: Split, chunk: &mut u64, mark: &mut impl FnMut(u64, u64)) -> u64 {
-        let low_len = if lo < 6 { (6 - lo).min(m) } else { 0 };
-        let high_len = m - low_len;
-        let shift = (lo + low_len).saturating_sub(6); // where the high part starts, in set words
-        let (fixed, at) = (base & 63, base >> 6);
+    fn stretch(&self, base: u64, lo: u32, m: u32, k: u32, split: Split, chunk: &mut u64, mark: &mut impl FnMut(u64)) -> u64 {
+        if k == 0 || split.parts == 1 {
+            if k == 0 && !split.takes(chunk) {
+                return 0;
+            }
+            return combinations(k, m, |x| mark(base | x << lo));
+        }
+        // The highest one at `p`, the others below it.
         let mut count = 0;
-        for jh in k.saturating_sub(low_len)..=k.min(high_len) {
-            let jl = (k - jh) as usize;
-            let (mask, n) = if low_len > 0 {
-                (self.low[lo as usize][low_len as usize][jl] << fixed, self.binom[low_len as usize][jl])
-            } else {
-                (1u64 << fixed, 1)
-            };
-            if jh == 0 {
-                if split.takes(chunk) {
-                    mark(at, mask);
-                    count += n;
-                }
-                continue;
-            }
-            if split.parts == 1 {
-                count += n * combinations(jh, high_len, |x| mark(at | x << shift, mask));
-                continue;
-            }
-            // The highest one at `p`, the others below it.
-            for p in jh - 1..high_len {
-                if split.takes(chunk) {
-                    count += n * combinations(jh - 1, p, |x| mark(at | (1 << p | x) << shift, mask));
-                }
+        for p in k - 1..m {
+            if split.takes(chunk) {
+                count += combinations(k - 1, p, |x| mark(base | (1 << p | x) << lo));
             }
         }
         count
@@ -534,6 +592,20 @@ fn valleys(l: u64, bits: u32, mut f: impl FnMut(i32, i32, i32, i32)) {
         }
         f(zlo, zhi, i + 1, ohi);
     }
+}
+
+/// Far marks queued before they are written.
+const BATCH: usize = 16;
+
+#[inline(always)]
+fn prefetch(word: &AtomicU64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; the address is that of a live reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(word as *const AtomicU64 as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = word;
 }
 
 /// Which share of a loss's far parents a thread marks.
