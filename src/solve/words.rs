@@ -80,22 +80,19 @@ pub struct BoxLosses {
 
 /// The stretches whose top bit is at least this far up go to the helper
 /// threads (the environment variable `CHOMP_WORDS_FAR` overrides it, for
-/// tests and tuning): at 16×16 they hold about three quarters of the marks.
+/// tests and tuning). The top three bits: at 16×16 they hold about two
+/// fifths of the marks, and the scan may run `2^28` words ahead of the
+/// helpers. Measured at 16×16 on 2 cores (min of 3): far 21 8.9 s (with
+/// L-shaped losses shared by both threads), 25 7.5 s, 27 6.5 s, 29 6.6 s;
+/// one thread alone 7.5 s.
 fn far_bit(bits: u32) -> u32 {
-    let default = bits.saturating_sub(11).max(8);
+    let default = bits.saturating_sub(3).max(8);
     std::env::var("CHOMP_WORDS_FAR").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// Losses queued for the helpers at most (a ring; the scan waits when it is full).
-const QUEUE: usize = 1 << 14;
-
-/// A queued loss with at least this many far parents (an L shape's run
-/// has about `C(2w, w)`) is shared by every thread, the scan included:
-/// one helper alone would hold the scan up.
-const GIANT: u64 = 1 << 18;
-
-/// The flag of a shared (giant) loss in the queue.
-const SHARED_LOSS: u64 = 1 << 63;
+/// Losses queued for the helpers at most (a ring, smaller for small boxes;
+/// the scan waits when it is full).
+const QUEUE: usize = 1 << 20;
 
 /// Solves the box `ranking` describes ([`bytes`] must accept its universe)
 /// on `threads` threads: every loss, as ranks of their levels.
@@ -116,7 +113,7 @@ fn box_losses_far(ranking: &Ranking, threads: usize, far: u32) -> io::Result<Box
     let set = MappedBits::anonymous(index.total)?;
     let helpers = threads.max(1) - 1;
     let sieve = Sieve::new(r, c, &index, set.words(), helpers <= 1, far);
-    let queue: Vec<AtomicU64> = (0..QUEUE).map(|_| AtomicU64::new(0)).collect();
+    let queue: Vec<AtomicU64> = (0..QUEUE.min(index.total as usize / 64 + 1024)).map(|_| AtomicU64::new(0)).collect();
     let shared = Shared {
         queue,
         published: AtomicU64::new(0),
@@ -190,12 +187,12 @@ fn word_tiles(w: u64, bits: u32) -> usize {
 
 /// What the scanning thread and the helpers share.
 struct Shared {
-    /// Loss `i` at `queue[i % QUEUE]`.
+    /// Loss `i` at `queue[i % queue.len()]`.
     queue: Vec<AtomicU64>,
     /// Losses queued so far.
     published: AtomicU64,
     /// `done[h]`: losses that helper `h` has gone through (it marks the far
-    /// parents of losses `i` with `i % helpers == h`, and its part of every shared loss).
+    /// parents of losses `i` with `i % helpers == h`).
     done: Vec<AtomicU64>,
     /// No more losses will be queued.
     finished: AtomicBool,
@@ -311,21 +308,12 @@ struct Sieve<'a> {
     /// Whether one thread alone writes `set` (plain stores suffice).
     one_writer: bool,
     far: u32,
-    /// `choose[a][b]` for `a <= MAX_BITS`.
-    choose: Vec<[u64; MAX_BITS as usize + 1]>,
 }
 
 impl<'a> Sieve<'a> {
     fn new(rows: u32, cols: u32, index: &'a Index, set: &'a [AtomicU64], one_writer: bool, far: u32) -> Self {
-        let mut choose = vec![[0u64; MAX_BITS as usize + 1]; MAX_BITS as usize + 1];
-        for a in 0..choose.len() {
-            choose[a][0] = 1;
-            for b in 1..=a {
-                choose[a][b] = choose[a - 1][b - 1] + choose[a - 1][b];
-            }
-        }
         debug_assert_eq!(index.bits, rows + cols);
-        Sieve { bits: rows + cols, index, set, one_writer, far, choose }
+        Sieve { bits: rows + cols, index, set, one_writer, far }
     }
 
     /// Marks bit `i` of the far set.
@@ -395,42 +383,19 @@ impl<'a> Sieve<'a> {
                 }
                 from = b + 1;
                 // A loss: its near parents now, its far ones by a helper.
-                let mut count = self.push(w, part, Split::WHOLE, &mut |i| ring[((i >> 6) & ring_mask) as usize] |= 1 << (i & 63));
+                let count = self.push(w, part, &mut |i| ring[((i >> 6) & ring_mask) as usize] |= 1 << (i & 63));
                 if helpers > 0 {
                     let n = losses.len() as u64;
-                    let giant = self.far_parents(w) >= GIANT;
                     let mut spins = 0;
-                    while n - oldest >= QUEUE as u64 {
+                    while n - oldest >= shared.queue.len() as u64 {
                         if shared.is_done(oldest) {
                             oldest += 1;
                         } else {
                             pause(&mut spins);
                         }
                     }
-                    let flag = if giant { SHARED_LOSS } else { 0 };
-                    shared.queue[(n % QUEUE as u64) as usize].store(w | flag, Ordering::Relaxed);
+                    shared.queue[(n % shared.queue.len() as u64) as usize].store(w, Ordering::Relaxed);
                     shared.published.store(n + 1, Ordering::Release);
-                    if giant {
-                        // This thread's part of its far parents, then wait for the
-                        // helpers'. The set is written by several threads now: the
-                        // helpers' plain writes of earlier losses must be over.
-                        while oldest < n {
-                            if shared.is_done(oldest) {
-                                oldest += 1;
-                            } else {
-                                pause(&mut spins);
-                            }
-                        }
-                        let split = Split { parts: helpers as u64 + 1, me: helpers as u64 };
-                        count += self.push(w, Part::Far, split, &mut |_| unreachable!("far stretches only"));
-                        while oldest <= n {
-                            if shared.is_done(oldest) {
-                                oldest += 1;
-                            } else {
-                                pause(&mut spins);
-                            }
-                        }
-                    }
                 }
                 marks[word_tiles(w, self.bits)] += count;
                 losses.push(w);
@@ -445,22 +410,17 @@ impl<'a> Sieve<'a> {
     }
 
     /// Helper `h` of `helpers`: marks the far parents of losses `h`, `h +
-    /// helpers`, … and its part of those of every shared loss.
+    /// helpers`, … (and goes through the others, so that one counter says
+    /// how far it is).
     fn help(&self, h: usize, helpers: usize, shared: &Shared, top: usize) -> Vec<u64> {
         let mut marks = vec![0u64; top + 1];
         let mut i = 0;
         let mut spins = 0;
         loop {
             if shared.published.load(Ordering::Acquire) > i {
-                let entry = shared.queue[(i % QUEUE as u64) as usize].load(Ordering::Relaxed);
-                let w = entry & !SHARED_LOSS;
-                let split = if entry & SHARED_LOSS != 0 {
-                    Some(Split { parts: helpers as u64 + 1, me: h as u64 })
-                } else {
-                    (i % helpers as u64 == h as u64).then_some(Split::WHOLE)
-                };
-                if let Some(split) = split {
-                    marks[word_tiles(w, self.bits)] += self.push(w, Part::Far, split, &mut |_| unreachable!("far stretches only"));
+                if i % helpers as u64 == h as u64 {
+                    let w = shared.queue[(i % shared.queue.len() as u64) as usize].load(Ordering::Relaxed);
+                    marks[word_tiles(w, self.bits)] += self.push(w, Part::Far, &mut |_| unreachable!("far stretches only"));
                 }
                 shared.done[h].store(i + 1, Ordering::Release);
                 i += 1;
@@ -473,29 +433,13 @@ impl<'a> Sieve<'a> {
         }
     }
 
-    /// The number of parents of loss `l` from its far stretches.
-    fn far_parents(&self, l: u64) -> u64 {
-        let mut total = 0u64;
-        valleys(l, self.bits, |zlo, zhi, olo, ohi| {
-            for s in zlo.max(self.far as i32)..=zhi {
-                let u = s - zlo + 1;
-                for q in olo..=ohi {
-                    let v = ohi - q + 1;
-                    total = total.saturating_add(self.choose[(u + v - 2) as usize][(u - 1) as usize]);
-                }
-            }
-        });
-        total
-    }
-
     /// Marks the parents of loss `l` from its stretches of `part` (the near
     /// ones through `near(index)`, the far ones in the far set); returns
     /// their number.
-    fn push(&self, l: u64, part: Part, split: Split, near: &mut impl FnMut(u64)) -> u64 {
+    fn push(&self, l: u64, part: Part, near: &mut impl FnMut(u64)) -> u64 {
         let mut count = 0;
-        // Several threads share a loss's far parents: their writes meet.
-        let atomic = !self.one_writer || split.parts > 1;
-        let mut chunk = 0;
+        // Several helpers write the same set words.
+        let atomic = !self.one_writer;
         // Far marks go through a short queue: each set word is prefetched
         // when queued and written `BATCH` marks later, so that the cache
         // misses overlap.
@@ -524,9 +468,9 @@ impl<'a> Sieve<'a> {
                     let stretch = ((1u64 << (s - q + 1)) - 1) << q;
                     let base = (l & !stretch) | 1 << s;
                     count += if is_far {
-                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, split, &mut chunk, &mut |w| far(self.index.of(w)))
+                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, &mut |w| far(self.index.of(w)))
                     } else {
-                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, Split::WHOLE, &mut chunk, &mut |w| near(self.index.of(w)))
+                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, &mut |w| near(self.index.of(w)))
                     };
                 }
             }
@@ -540,27 +484,9 @@ impl<'a> Sieve<'a> {
     /// Marks every word `base | x << lo` with `x < 2^m` of `k` ones (the
     /// arrangements inside a stretch) through `mark(word)`; returns their
     /// number.
-    ///
-    /// Split among threads, the arrangements go in chunks (by the place of
-    /// the highest one), numbered across the stretches of a loss by
-    /// `chunk`: thread `me` of `parts` takes every `parts`-th.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn stretch(&self, base: u64, lo: u32, m: u32, k: u32, split: Split, chunk: &mut u64, mark: &mut impl FnMut(u64)) -> u64 {
-        if k == 0 || split.parts == 1 {
-            if k == 0 && !split.takes(chunk) {
-                return 0;
-            }
-            return combinations(k, m, |x| mark(base | x << lo));
-        }
-        // The highest one at `p`, the others below it.
-        let mut count = 0;
-        for p in k - 1..m {
-            if split.takes(chunk) {
-                count += combinations(k - 1, p, |x| mark(base | (1 << p | x) << lo));
-            }
-        }
-        count
+    fn stretch(&self, base: u64, lo: u32, m: u32, k: u32, mark: &mut impl FnMut(u64)) -> u64 {
+        combinations(k, m, |x| mark(base | x << lo))
     }
 }
 
@@ -606,26 +532,6 @@ fn prefetch(word: &AtomicU64) {
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = word;
-}
-
-/// Which share of a loss's far parents a thread marks.
-#[derive(Clone, Copy)]
-struct Split {
-    parts: u64,
-    me: u64,
-}
-
-impl Split {
-    /// All of them.
-    const WHOLE: Split = Split { parts: 1, me: 0 };
-
-    /// Whether this thread takes the next chunk (and counts it).
-    #[inline(always)]
-    fn takes(&self, chunk: &mut u64) -> bool {
-        let mine = *chunk % self.parts == self.me;
-        *chunk += 1;
-        mine
-    }
 }
 
 /// Calls `f(x)` for every `x < 2^len` with `ones` ones (`ones >= 1`) in
@@ -674,7 +580,7 @@ mod tests {
     fn the_word_sieve_finds_the_level_sieves_losses() {
         // Every split of the work: one thread, one helper (plain writes),
         // two helpers (atomic writes); far stretches from bit 7 (most work
-        // shared, shared giant losses) up to none.
+        // shared) up to none.
         let small = [(1, 1), (1, 6), (6, 1), (2, 2), (2, 9), (3, 3), (5, 5), (4, 7), (8, 8), (9, 11)];
         for (r, c) in small.into_iter().chain([(12, 12)]) {
             let ranking = Ranking::new(&Universe::boxed(r, c)).unwrap();
