@@ -53,7 +53,7 @@ pub enum Event {
     /// ([`crate::solve::words`]): every level's losses are known; the
     /// levels that follow only write their tables.
     WordSieve {
-        /// Bytes of its bit set.
+        /// Bytes it holds (its bit set, the scan's ring, the index tables).
         bytes: u64,
         /// Its seconds.
         seconds: f64,

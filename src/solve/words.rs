@@ -37,14 +37,15 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Largest `rows + cols` this sieve takes (its bit set is `C(rows + cols,
-/// cols)` bits: 292 MiB at 17×17; larger boxes keep the level sieve,
+/// cols)` bits: 278 MiB at 17×17; larger boxes keep the level sieve,
 /// whose epochs hold less).
 pub const MAX_BITS: u32 = 34;
 
 /// Low bits of a word ranked by one table look-up.
 const LOW_BITS: u32 = 16;
 
-/// Bytes of the bit set that [`box_losses`] needs for `universe`, or `None`
+/// Bytes that [`box_losses`] holds for `universe` (its bit set, the scan's
+/// ring, the index tables), or `None`
 /// when it is not a box this sieve takes (both bounds, no tile bound below
 /// the box's area, `rows + cols <= MAX_BITS`) or the environment variable
 /// `CHOMP_WORD_SIEVE` is `0`.
@@ -57,8 +58,8 @@ pub fn bytes(universe: &Universe) -> Option<u64> {
     let bits = r + c;
     let whole = universe.tiles.is_none_or(|t| t >= r * c);
     (whole && r >= 1 && c >= 1 && bits <= MAX_BITS).then(|| {
-        let high = 1u64 << bits.saturating_sub(LOW_BITS);
-        choose(bits, c).div_ceil(64) * 8 + high * 8 + (8 << LOW_BITS)
+        let (high, total) = (1u64 << bits.saturating_sub(LOW_BITS), choose(bits, c));
+        total.div_ceil(64) * 8 + ring_bits(far_bit(bits), total) / 8 + high * 8 + (8 << LOW_BITS)
     })
 }
 
@@ -87,7 +88,14 @@ pub struct BoxLosses {
 /// one thread alone 7.5 s.
 fn far_bit(bits: u32) -> u32 {
     let default = bits.saturating_sub(3).max(8);
-    std::env::var("CHOMP_WORDS_FAR").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    let far = std::env::var("CHOMP_WORDS_FAR").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    far.min(bits).max(7)
+}
+
+/// Bits of the scan's ring for the near stretches' marks: they land less
+/// than `2^far` words, hence indices, ahead, and there are `total` indices.
+fn ring_bits(far: u32, total: u64) -> u64 {
+    (1u64 << (far + 1)).min(total.next_power_of_two()).max(64)
 }
 
 /// Losses queued for the helpers at most (a ring, smaller for small boxes;
@@ -333,13 +341,12 @@ impl<'a> Sieve<'a> {
 
     /// The scan, in increasing word order; returns the loss words and the
     /// marks it made by level. The near stretches' marks go to a ring of
-    /// `2^(far+1)` bits that follows the scan (they land less than `2^far`
-    /// words, hence indices, ahead); with helpers, each loss is queued for
+    /// bits that follows the scan ([`ring_bits`]); with helpers, each loss is queued for
     /// them (its far stretches), else this thread marks those too.
     fn scan(&self, helpers: usize, shared: &Shared, top: usize) -> (Vec<u64>, Vec<u64>) {
         let index = self.index;
         let reach = 1u64 << (self.far - 1);
-        let ring_mask = (1u64 << (self.far + 1 - 6)) - 1;
+        let ring_mask = ring_bits(self.far, index.total) / 64 - 1;
         let mut ring = vec![0u64; ring_mask as usize + 1];
         let mut losses = Vec::new();
         let mut marks = vec![0u64; top + 1];
