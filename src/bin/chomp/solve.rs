@@ -127,7 +127,7 @@ fn print_event(e: &Event) {
         }
         Event::WordSieve { bytes, seconds, losses } => {
             eprintln!(
-                "box sieve over boundary words ({} bit set): {losses} losses in {seconds:.2} s; writing the levels' tables",
+                "box sieve over boundary words ({} held): {losses} losses in {seconds:.2} s; writing the levels' tables",
                 memory::human_bytes(*bytes)
             )
         }
