@@ -56,31 +56,42 @@ pub fn mark_bytes(ranking: &Ranking) -> u64 {
 /// [`SolveError`] for an invalid universe or when memory cannot be mapped.
 pub fn solve_in_memory(universe: &Universe) -> Result<Solved, SolveError> {
     let ranking = Ranking::new(universe)?;
-    let available = super::memory::available_memory();
-    // A box whose word bit set fits in half the memory available: the word sieve.
-    if super::words::bytes(universe).is_some_and(|b| available.is_none_or(|a| b <= a / 2)) {
+    // The word sieve where a run of one process would use it (a small box
+    // whose bits fit in half the memory available).
+    if super::words::chosen(universe, super::memory::holding(None, &Solo)).is_some() {
         let losses = super::words::box_losses(&ranking, rayon::current_num_threads())?.ranks;
         return Ok(Solved { ranking, losses });
     }
     let need = mark_bytes(&ranking);
-    if let Some(available) = available {
+    if let Some(available) = super::memory::available_memory() {
         if need > available {
             let h = super::memory::human_bytes;
             return Err(SolveError::TooLarge { need: h(need), available: h(available) });
         }
     }
-    let mut frontier = Frontier::new(&ranking, 0, &Solo, super::sieve::Holding::SOLO)?;
+    let losses = level_losses(&ranking)?;
+    Ok(Solved { ranking, losses })
+}
+
+/// Every loss of a universe by the level sieve, in memory: `losses[n]`, the
+/// ranks of level `n` (`losses[0]` empty). A box's second epoch gets the
+/// losses of the first pushed again when it opens.
+///
+/// # Errors
+/// When the mark bits cannot be mapped.
+pub(super) fn level_losses(ranking: &Ranking) -> std::io::Result<Vec<Vec<u64>>> {
+    let mut frontier = Frontier::new(ranking, 0, &Solo, super::sieve::Holding::SOLO)?;
     let mut losses = vec![Vec::new()];
     for n in 1..=ranking.max_tiles() {
-        losses.push(frontier.sieve_level(&ranking, n, &Solo).ranks);
+        losses.push(frontier.sieve_level(ranking, n, &Solo).ranks);
         if n == frontier.horizon() && n < ranking.max_tiles() {
-            frontier.open_epoch(&ranking, &Solo)?;
+            frontier.open_epoch(ranking, &Solo)?;
             for (l, ranks) in losses.iter().enumerate().skip(1) {
-                frontier.push_decided(&ranking, l as u32, ranks, n + 1);
+                frontier.push_decided(ranking, l as u32, ranks, n + 1);
             }
         }
     }
-    Ok(Solved { ranking, losses })
+    Ok(losses)
 }
 
 impl Solved {

@@ -557,8 +557,9 @@ fn or_word(word: &AtomicU64, mask: u64) {
     }
 }
 
+/// Asks the CPU to bring `word` into the cache (a no-op off x86-64).
 #[inline(always)]
-fn prefetch(word: &AtomicU64) {
+pub(super) fn prefetch(word: &AtomicU64) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint; the address is that of a live reference.
     unsafe {

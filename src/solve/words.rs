@@ -29,6 +29,7 @@
 //! uses this one for a box of one process whose bit set fits in memory
 //! ([`bytes`]), the level sieve otherwise (larger boxes, clusters).
 
+use super::sieve::prefetch;
 use crate::game::Universe;
 use crate::index::Ranking;
 use crate::store::mapped::MappedBits;
@@ -88,7 +89,12 @@ pub struct BoxLosses {
 /// one thread alone 7.5 s.
 fn far_bit(bits: u32) -> u32 {
     let default = bits.saturating_sub(3).max(8);
-    let far = std::env::var("CHOMP_WORDS_FAR").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    usable_far(std::env::var("CHOMP_WORDS_FAR").ok().and_then(|v| v.parse().ok()).unwrap_or(default), bits)
+}
+
+/// `far` within what the sieve takes: at most the word's bits (no far
+/// stretch then), at least 7 (far parents at least a set word ahead).
+fn usable_far(far: u32, bits: u32) -> u32 {
     far.min(bits).max(7)
 }
 
@@ -116,11 +122,11 @@ pub fn box_losses(ranking: &Ranking, threads: usize) -> io::Result<BoxLosses> {
 fn box_losses_far(ranking: &Ranking, threads: usize, far: u32) -> io::Result<BoxLosses> {
     let u = ranking.universe();
     let (r, c) = (u.rows.expect("a box"), u.cols.expect("a box"));
-    let far = far.min(r + c).max(7);
+    let far = usable_far(far, r + c);
     let index = Index::new(r + c, c);
     let set = MappedBits::anonymous(index.total)?;
     let helpers = threads.max(1) - 1;
-    let sieve = Sieve::new(r, c, &index, set.words(), helpers <= 1, far);
+    let sieve = Sieve { index: &index, set: set.words(), one_writer: helpers <= 1, far };
     let queue: Vec<AtomicU64> = (0..QUEUE.min(index.total as usize / 64 + 1024)).map(|_| AtomicU64::new(0)).collect();
     let shared = Shared {
         queue,
@@ -309,7 +315,6 @@ impl Index {
 }
 
 struct Sieve<'a> {
-    bits: u32,
     index: &'a Index,
     /// The marks of the far stretches, one bit per word of the box.
     set: &'a [AtomicU64],
@@ -318,12 +323,7 @@ struct Sieve<'a> {
     far: u32,
 }
 
-impl<'a> Sieve<'a> {
-    fn new(rows: u32, cols: u32, index: &'a Index, set: &'a [AtomicU64], one_writer: bool, far: u32) -> Self {
-        debug_assert_eq!(index.bits, rows + cols);
-        Sieve { bits: rows + cols, index, set, one_writer, far }
-    }
-
+impl Sieve<'_> {
     /// Marks bit `i` of the far set.
     #[inline(always)]
     fn mark_far(&self, i: u64, atomic: bool) {
@@ -404,7 +404,7 @@ impl<'a> Sieve<'a> {
                     shared.queue[(n % shared.queue.len() as u64) as usize].store(w, Ordering::Relaxed);
                     shared.published.store(n + 1, Ordering::Release);
                 }
-                marks[word_tiles(w, self.bits)] += count;
+                marks[word_tiles(w, self.index.bits)] += count;
                 losses.push(w);
                 if from == 64 {
                     break;
@@ -427,7 +427,7 @@ impl<'a> Sieve<'a> {
             if shared.published.load(Ordering::Acquire) > i {
                 if i % helpers as u64 == h as u64 {
                     let w = shared.queue[(i % shared.queue.len() as u64) as usize].load(Ordering::Relaxed);
-                    marks[word_tiles(w, self.bits)] += self.push(w, Part::Far, &mut |_| unreachable!("far stretches only"));
+                    marks[word_tiles(w, self.index.bits)] += self.push(w, Part::Far, &mut |_| unreachable!("far stretches only"));
                 }
                 shared.done[h].store(i + 1, Ordering::Release);
                 i += 1;
@@ -463,7 +463,7 @@ impl<'a> Sieve<'a> {
                 len = 0;
             }
         };
-        valleys(l, self.bits, |zlo, zhi, olo, ohi| {
+        valleys(l, self.index.bits, |zlo, zhi, olo, ohi| {
             for s in zlo..=zhi {
                 let u = (s - zlo + 1) as u32;
                 let is_far = s as u32 >= self.far;
@@ -530,19 +530,8 @@ fn valleys(l: u64, bits: u32, mut f: impl FnMut(i32, i32, i32, i32)) {
 /// Far marks queued before they are written.
 const BATCH: usize = 16;
 
-#[inline(always)]
-fn prefetch(word: &AtomicU64) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; the address is that of a live reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(word as *const AtomicU64 as *const i8)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = word;
-}
-
-/// Calls `f(x)` for every `x < 2^len` with `ones` ones (`ones >= 1`) in
-/// increasing order; returns their number.
+/// Calls `f(x)` for every `x < 2^len` with `ones` ones, in increasing
+/// order; returns their number.
 #[inline(always)]
 fn combinations(ones: u32, len: u32, mut f: impl FnMut(u64)) -> u64 {
     if ones == 0 {
@@ -564,24 +553,7 @@ fn combinations(ones: u32, len: u32, mut f: impl FnMut(u64)) -> u64 {
 mod tests {
     use super::*;
 
-    use crate::cluster::Solo;
-    use crate::solve::sieve::{Frontier, Holding};
-
-    /// The level sieve's losses of a universe, by level.
-    fn level_sieve(ranking: &Ranking) -> Vec<Vec<u64>> {
-        let mut frontier = Frontier::new(ranking, 0, &Solo, Holding::SOLO).unwrap();
-        let mut losses = vec![Vec::new()];
-        for n in 1..=ranking.max_tiles() {
-            losses.push(frontier.sieve_level(ranking, n, &Solo).ranks);
-            if n == frontier.horizon() && n < ranking.max_tiles() {
-                frontier.open_epoch(ranking, &Solo).unwrap();
-                for (l, ranks) in losses.iter().enumerate().skip(1) {
-                    frontier.push_decided(ranking, l as u32, ranks, n + 1);
-                }
-            }
-        }
-        losses
-    }
+    use crate::solve::in_memory::level_losses;
 
     #[test]
     fn the_word_sieve_finds_the_level_sieves_losses() {
@@ -591,7 +563,7 @@ mod tests {
         let small = [(1, 1), (1, 6), (6, 1), (2, 2), (2, 9), (3, 3), (5, 5), (4, 7), (8, 8), (9, 11)];
         for (r, c) in small.into_iter().chain([(12, 12)]) {
             let ranking = Ranking::new(&Universe::boxed(r, c)).unwrap();
-            let expected = level_sieve(&ranking);
+            let expected = level_losses(&ranking).unwrap();
             let (threads, fars) = if r < 12 { (&[1, 2, 3][..], &[7, 9, 12, 64][..]) } else { (&[2][..], &[7][..]) };
             for &threads in threads {
                 for &far in fars {
