@@ -18,7 +18,10 @@
 //! word order: a word's index is the offset of its high bits (the words
 //! with smaller high bits and the right number of ones before it) plus the
 //! rank of its low 16 bits among the values with as many ones, two table
-//! look-ups (`C(32, 16)` bits, 72 MiB, for 16×16). The work is shared
+//! look-ups (`C(32, 16)` bits, 72 MiB, for 16×16); a box of at most 28
+//! `rows + cols` indexes it by the word itself (`2^bits` bits, 32 MiB at
+//! 14×14) and looks nothing up. The arrangements of a stretch are read
+//! from a table of the 16-bit values by number of ones. The work is shared
 //! by position in the word: a parent from a stretch whose top bit is `s`
 //! lies at least `2^(s−1)` words above its loss, so the other
 //! threads mark the parents of the high stretches (`s ≥ FAR`) of each loss
@@ -45,6 +48,27 @@ pub const MAX_BITS: u32 = 34;
 /// Low bits of a word ranked by one table look-up.
 const LOW_BITS: u32 = 16;
 
+/// Boxes of at most this many `rows + cols` index their bit set by the
+/// word itself (`2^bits` bits: 32 MiB at 14×14), sparing the index's
+/// look-ups; larger ones use the compact index. The environment variable
+/// `CHOMP_WORDS_DIRECT` overrides it (tests, tuning).
+const DIRECT_BITS: u32 = 28;
+
+fn direct_bits() -> u32 {
+    std::env::var("CHOMP_WORDS_DIRECT").ok().and_then(|v| v.parse().ok()).unwrap_or(DIRECT_BITS)
+}
+
+/// `SIX_BITS[j]`: the 64-bit mask of the six-bit values with `j` ones.
+const SIX_BITS: [u64; 7] = {
+    let mut masks = [0u64; 7];
+    let mut x = 0;
+    while x < 64 {
+        masks[(x as u64).count_ones() as usize] |= 1 << x;
+        x += 1;
+    }
+    masks
+};
+
 /// Bytes that [`box_losses`] holds for `universe` (its bit set, the scan's
 /// ring, the index tables), or `None`
 /// when it is not a box this sieve takes (both bounds, no tile bound below
@@ -59,6 +83,10 @@ pub fn bytes(universe: &Universe) -> Option<u64> {
     let bits = r + c;
     let whole = universe.tiles.is_none_or(|t| t >= r * c);
     (whole && r >= 1 && c >= 1 && bits <= MAX_BITS).then(|| {
+        if bits <= direct_bits() {
+            let total = 1u64 << bits;
+            return total.div_ceil(64) * 8 + ring_bits(far_bit(bits), total) / 8;
+        }
         let (high, total) = (1u64 << bits.saturating_sub(LOW_BITS), choose(bits, c));
         total.div_ceil(64) * 8 + ring_bits(far_bit(bits), total) / 8 + high * 8 + (8 << LOW_BITS)
     })
@@ -116,14 +144,15 @@ const QUEUE: usize = 1 << 20;
 pub fn box_losses(ranking: &Ranking, threads: usize) -> io::Result<BoxLosses> {
     let u = ranking.universe();
     let bits = u.rows.expect("a box") + u.cols.expect("a box");
-    box_losses_far(ranking, threads, far_bit(bits))
+    box_losses_with(ranking, threads, far_bit(bits), bits <= direct_bits())
 }
 
-fn box_losses_far(ranking: &Ranking, threads: usize, far: u32) -> io::Result<BoxLosses> {
+/// [`box_losses`] with the far stretches from bit `far` and a direct or compact index.
+fn box_losses_with(ranking: &Ranking, threads: usize, far: u32, direct: bool) -> io::Result<BoxLosses> {
     let u = ranking.universe();
     let (r, c) = (u.rows.expect("a box"), u.cols.expect("a box"));
     let far = usable_far(far, r + c);
-    let index = Index::new(r + c, c);
+    let index = Index::new(r + c, c, direct);
     let set = MappedBits::anonymous(index.total)?;
     let helpers = threads.max(1) - 1;
     let sieve = Sieve { index: &index, set: set.words(), one_writer: helpers <= 1, far };
@@ -155,13 +184,7 @@ fn box_losses_far(ranking: &Ranking, threads: usize, far: u32) -> io::Result<Box
     });
     drop(set);
     // The losses as (level, rank), grouped by level.
-    let mut found: Vec<(u32, u64)> = words
-        .par_iter()
-        .map_init(Vec::new, |rows, &w| {
-            word_rows(w, r, c, rows);
-            (rows.iter().map(|&x| x as u32).sum(), ranking.rank_rows(rows))
-        })
-        .collect();
+    let mut found: Vec<(u32, u64)> = words.par_iter().with_min_len(1 << 14).map(|&w| word_level_rank(w, r + c, ranking)).collect();
     found.par_sort_unstable();
     let mut ranks = vec![Vec::new(); top + 1];
     for (n, rank) in found {
@@ -172,6 +195,7 @@ fn box_losses_far(ranking: &Ranking, threads: usize, far: u32) -> io::Result<Box
 }
 
 /// The rows of the position of word `w` of an `r × c` box (non-empty rows, top first).
+#[cfg(test)]
 fn word_rows(w: u64, r: u32, c: u32, rows: &mut Vec<u8>) {
     rows.clear();
     let mut x = 0u8;
@@ -184,6 +208,22 @@ fn word_rows(w: u64, r: u32, c: u32, rows: &mut Vec<u8>) {
         }
     }
     rows.reverse();
+}
+
+/// The level and rank of the position of word `w` (`bits` bits): its up
+/// steps, last first, close its rows top first (each as long as the right
+/// steps before it), as [`Ranking::rank_rows`] reads them.
+fn word_level_rank(w: u64, bits: u32, ranking: &Ranking) -> (u32, u64) {
+    let tiles = word_tiles(w, bits) as u32;
+    let (mut zeros, mut suffix, mut rank, mut row) = (!w & ((1u64 << bits) - 1), tiles, 0, 0);
+    while suffix > 0 {
+        let len = (w >> zeros.trailing_zeros()).count_ones();
+        rank += ranking.contribution(suffix, row, len);
+        suffix -= len;
+        row += 1;
+        zeros &= zeros - 1;
+    }
+    (tiles, rank)
 }
 
 /// Tiles of the position of word `w`: each up step closes a row as long as
@@ -264,12 +304,30 @@ struct Index {
     start: [u32; LOW_BITS as usize + 2],
     /// `off[h]`: the index of the first word with high bits `h` (and `off[2^high]`, the total).
     off: Vec<u64>,
-    /// Words with `cols` ones.
+    /// Indices of the bit set: the words with `cols` ones, or with `direct`
+    /// every word below `2^bits`.
     total: u64,
+    /// Whether a word is its own index (small boxes: the set has `2^bits`
+    /// bits, some of them no position, and no table is looked up).
+    direct: bool,
 }
 
 impl Index {
-    fn new(bits: u32, cols: u32) -> Self {
+    fn new(bits: u32, cols: u32, direct: bool) -> Self {
+        if direct {
+            let start = [0; LOW_BITS as usize + 2];
+            return Index {
+                bits,
+                cols,
+                low: bits,
+                rank: Vec::new(),
+                by_rank: Vec::new(),
+                start,
+                off: Vec::new(),
+                total: 1 << bits,
+                direct: true,
+            };
+        }
         let low = bits.min(LOW_BITS);
         let mut count = [0u32; LOW_BITS as usize + 2];
         let rank: Vec<u32> = (0..1u32 << low)
@@ -297,13 +355,53 @@ impl Index {
             total += cols.checked_sub(h.count_ones()).map_or(0, |j| choose(low, j));
         }
         off.push(total);
-        Index { bits, cols, low, rank, by_rank, start, off, total }
+        Index { bits, cols, low, rank, by_rank, start, off, total, direct: false }
     }
 
     /// The index of word `w` (with `cols` ones).
     #[inline(always)]
     fn of(&self, w: u64) -> u64 {
+        if self.direct {
+            return w;
+        }
         self.off[(w >> self.low) as usize] + self.rank[(w & ((1 << self.low) - 1)) as usize] as u64
+    }
+
+    /// The indices `64 k .. 64 k + 64` that are positions other than the
+    /// empty box, as a mask.
+    #[inline(always)]
+    fn valid(&self, k: u64) -> u64 {
+        if self.direct {
+            // Words of `cols` ones: the low six bits must hold what the high ones lack.
+            let mut valid = (self.cols as usize).checked_sub(k.count_ones() as usize).and_then(|j| SIX_BITS.get(j)).copied().unwrap_or(0);
+            if self.bits < 6 {
+                valid &= (1 << (1 << self.bits)) - 1;
+            }
+            let empty = (1u64 << self.cols) - 1;
+            if empty >> 6 == k {
+                valid &= !(1 << (empty & 63));
+            }
+            return valid;
+        }
+        // Index 0 is the empty box; indices past the total are no words.
+        let mut valid = if k == 0 { !1 } else { u64::MAX };
+        if (k + 1) * 64 > self.total {
+            valid &= u64::MAX >> ((k + 1) * 64 - self.total);
+        }
+        valid
+    }
+
+    /// The word of index `i`, for increasing `i` (`high` follows the high
+    /// bits of the compact index).
+    #[inline(always)]
+    fn word_at(&self, i: u64, high: &mut u64) -> u64 {
+        if self.direct {
+            return i;
+        }
+        while self.off[*high as usize + 1] <= i {
+            *high += 1;
+        }
+        self.word(*high, i)
     }
 
     /// The word of index `i`, its high bits `h` (`off[h] <= i < off[h + 1]`).
@@ -357,11 +455,7 @@ impl Sieve<'_> {
         for k in 0..index.total.div_ceil(64) {
             let slot = (k & ring_mask) as usize;
             let far_word = &self.set[k as usize];
-            // Index 0 is the empty box; indices past the total are no words.
-            let mut valid = if k == 0 { !1 } else { u64::MAX };
-            if (k + 1) * 64 > index.total {
-                valid &= u64::MAX >> ((k + 1) * 64 - index.total);
-            }
+            let valid = index.valid(k);
             let mut from = 0u64; // bits of this set word still to look at
             loop {
                 let clear = !(far_word.load(Ordering::Relaxed) | ring[slot]) & valid & (u64::MAX << from);
@@ -370,10 +464,7 @@ impl Sieve<'_> {
                 }
                 let b = clear.trailing_zeros() as u64;
                 let i = k * 64 + b;
-                while index.off[high as usize + 1] <= i {
-                    high += 1;
-                }
-                let w = index.word(high, i);
+                let w = index.word_at(i, &mut high);
                 if helpers > 0 && oldest < losses.len() as u64 && losses[oldest as usize] + reach <= w {
                     // Every loss at least `reach` below this word must have
                     // had its far parents marked: wait, then look again.
@@ -530,10 +621,39 @@ fn valleys(l: u64, bits: u32, mut f: impl FnMut(i32, i32, i32, i32)) {
 /// Far marks queued before they are written.
 const BATCH: usize = 16;
 
-/// Calls `f(x)` for every `x < 2^len` with `ones` ones, in increasing
-/// order; returns their number.
+/// Calls `f(x)` for every `x < 2^len` with `ones` ones; returns their
+/// number. The low 16 bits come from a table of the 16-bit values by
+/// number of ones (a plain loop over a slice per mark), the bits above
+/// by Gosper's hack.
 #[inline(always)]
 fn combinations(ones: u32, len: u32, mut f: impl FnMut(u64)) -> u64 {
+    if ones > len {
+        return 0;
+    }
+    let t = combos();
+    if len <= 16 {
+        for &y in t.with(ones, len) {
+            f(y as u64);
+        }
+        return t.count[len as usize][ones as usize] as u64;
+    }
+    let high = len - 16;
+    let mut count = 0;
+    for hk in ones.saturating_sub(16)..=ones.min(high) {
+        let lows = t.with(ones - hk, 16);
+        count += gosper(hk, high, |h| {
+            for &y in lows {
+                f(h << 16 | y as u64);
+            }
+        }) * lows.len() as u64;
+    }
+    count
+}
+
+/// Calls `f(x)` for every `x < 2^len` with `ones` ones, in increasing
+/// order (Gosper's hack); returns their number.
+#[inline(always)]
+fn gosper(ones: u32, len: u32, mut f: impl FnMut(u64)) -> u64 {
     if ones == 0 {
         f(0);
         return 1;
@@ -542,11 +662,52 @@ fn combinations(ones: u32, len: u32, mut f: impl FnMut(u64)) -> u64 {
     while x < end {
         f(x);
         count += 1;
-        // The next number with as many ones (Gosper's hack).
+        // The next number with as many ones.
         let t = x | (x - 1);
         x = (t + 1) | (((!t & (t + 1)) - 1) >> (x.trailing_zeros() + 1));
     }
     count
+}
+
+/// The 16-bit values by number of ones, increasing within each.
+struct Combos {
+    values: Vec<u16>,
+    /// `values[start[j]..]`: the values with `j` ones.
+    start: [usize; 18],
+    /// `count[m][j]`: `C(m, j)`, the values below `2^m` with `j` ones.
+    count: [[u32; 17]; 17],
+}
+
+impl Combos {
+    /// The values below `2^len` (`len <= 16`) with `ones` ones.
+    #[inline(always)]
+    fn with(&self, ones: u32, len: u32) -> &[u16] {
+        let at = self.start[ones as usize];
+        &self.values[at..at + self.count[len as usize][ones as usize] as usize]
+    }
+}
+
+fn combos() -> &'static Combos {
+    static TABLE: std::sync::OnceLock<Combos> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut start = [0usize; 18];
+        for j in 1..18 {
+            start[j] = start[j - 1] + choose(16, j as u32 - 1) as usize;
+        }
+        let (mut values, mut next) = (vec![0u16; 1 << 16], start);
+        for x in 0..=u16::MAX {
+            let j = x.count_ones() as usize;
+            values[next[j]] = x;
+            next[j] += 1;
+        }
+        let mut count = [[0u32; 17]; 17];
+        for (m, row) in count.iter_mut().enumerate() {
+            for (j, c) in row.iter_mut().enumerate() {
+                *c = choose(m as u32, j as u32) as u32;
+            }
+        }
+        Combos { values, start, count }
+    })
 }
 
 #[cfg(test)]
@@ -559,7 +720,7 @@ mod tests {
     fn the_word_sieve_finds_the_level_sieves_losses() {
         // Every split of the work: one thread, one helper (plain writes),
         // two helpers (atomic writes); far stretches from bit 7 (most work
-        // shared) up to none.
+        // shared) up to none; both indices.
         let small = [(1, 1), (1, 6), (6, 1), (2, 2), (2, 9), (3, 3), (5, 5), (4, 7), (8, 8), (9, 11)];
         for (r, c) in small.into_iter().chain([(12, 12)]) {
             let ranking = Ranking::new(&Universe::boxed(r, c)).unwrap();
@@ -567,11 +728,27 @@ mod tests {
             let (threads, fars) = if r < 12 { (&[1, 2, 3][..], &[7, 9, 12, 64][..]) } else { (&[2][..], &[7][..]) };
             for &threads in threads {
                 for &far in fars {
-                    let got = box_losses_far(&ranking, threads, far).unwrap();
-                    assert_eq!(got.ranks, expected, "{r}x{c} box, {threads} threads, far stretches from bit {far}");
-                    let parents: u64 = got.marks.iter().sum();
-                    assert!(expected.len() < 3 || parents > 0, "{r}x{c}: parents are counted");
+                    for direct in [false, true] {
+                        let got = box_losses_with(&ranking, threads, far, direct).unwrap();
+                        assert_eq!(got.ranks, expected, "{r}x{c} box, {threads} threads, far stretches from bit {far}, direct {direct}");
+                        let parents: u64 = got.marks.iter().sum();
+                        assert!(expected.len() < 3 || parents > 0, "{r}x{c}: parents are counted");
+                    }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn combinations_give_every_value_with_so_many_ones_once() {
+        for len in 0..=20u32 {
+            for ones in 0..=len + 1 {
+                let mut got = Vec::new();
+                let count = combinations(ones, len, |x| got.push(x));
+                got.sort_unstable();
+                let expected: Vec<u64> = (0..1u64 << len).filter(|x| x.count_ones() == ones).collect();
+                assert_eq!(got, expected, "{ones} ones in {len} bits");
+                assert_eq!(count, expected.len() as u64);
             }
         }
     }
@@ -585,6 +762,14 @@ mod tests {
         word_rows(w, 3, 3, &mut rows);
         assert_eq!(rows, vec![2, 1]);
         assert_eq!(word_tiles(w, 6), 3);
+        let ranking = Ranking::new(&Universe::boxed(3, 3)).unwrap();
+        for w in 0..1u64 << 6 {
+            if w.count_ones() == 3 {
+                word_rows(w, 3, 3, &mut rows);
+                let tiles = rows.iter().map(|&x| x as u32).sum();
+                assert_eq!(word_level_rank(w, 6, &ranking), (tiles, ranking.rank_rows(&rows)), "word {w:06b}");
+            }
+        }
         word_rows(0b111000, 3, 3, &mut rows);
         assert_eq!(rows, vec![3, 3, 3]);
         assert_eq!(word_tiles(0b111000, 6), 9);
