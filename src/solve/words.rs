@@ -164,32 +164,37 @@ fn box_losses_with(ranking: &Ranking, threads: usize, far: u32, direct: bool) ->
         finished: AtomicBool::new(false),
     };
     let top = (r * c) as usize;
-    let (words, mut marks) = std::thread::scope(|scope| {
+    // The helpers also rank the losses they take (off the scan's path).
+    let (mut ranks, mut marks) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..helpers)
             .map(|h| {
                 scope.spawn({
                     let (sieve, shared) = (&sieve, &shared);
-                    move || sieve.help(h, helpers, shared, top)
+                    move || sieve.help(h, helpers, shared, ranking)
                 })
             })
             .collect();
-        let found = sieve.scan(helpers, &shared, top);
-        let mut marks = found.1;
-        for h in handles {
-            for (m, x) in marks.iter_mut().zip(h.join().expect("a helper thread")) {
-                *m += x;
+        let (words, mut marks) = sieve.scan(helpers, &shared, top);
+        let mut ranks = vec![Vec::new(); top + 1];
+        if helpers == 0 {
+            for &w in &words {
+                let (n, rank) = word_level_rank(w, r + c, ranking);
+                ranks[n as usize].push(rank);
             }
         }
-        (found.0, marks)
+        for h in handles {
+            let (their_marks, their_ranks) = h.join().expect("a helper thread");
+            for (m, x) in marks.iter_mut().zip(their_marks) {
+                *m += x;
+            }
+            for (level, theirs) in ranks.iter_mut().zip(their_ranks) {
+                level.extend(theirs);
+            }
+        }
+        (ranks, marks)
     });
     drop(set);
-    // The losses as (level, rank), grouped by level.
-    let mut found: Vec<(u32, u64)> = words.par_iter().with_min_len(1 << 14).map(|&w| word_level_rank(w, r + c, ranking)).collect();
-    found.par_sort_unstable();
-    let mut ranks = vec![Vec::new(); top + 1];
-    for (n, rank) in found {
-        ranks[n as usize].push(rank);
-    }
+    ranks.par_iter_mut().for_each(|level| level.sort_unstable());
     marks.resize(top + 1, 0);
     Ok(BoxLosses { ranks, marks })
 }
@@ -509,22 +514,26 @@ impl Sieve<'_> {
 
     /// Helper `h` of `helpers`: marks the far parents of losses `h`, `h +
     /// helpers`, … (and goes through the others, so that one counter says
-    /// how far it is).
-    fn help(&self, h: usize, helpers: usize, shared: &Shared, top: usize) -> Vec<u64> {
-        let mut marks = vec![0u64; top + 1];
+    /// how far it is); returns the marks by level and the ranks of those
+    /// losses by level (unsorted).
+    fn help(&self, h: usize, helpers: usize, shared: &Shared, ranking: &Ranking) -> (Vec<u64>, Vec<Vec<u64>>) {
+        let top = ranking.max_tiles() as usize;
+        let (mut marks, mut ranks) = (vec![0u64; top + 1], vec![Vec::new(); top + 1]);
         let mut i = 0;
         let mut spins = 0;
         loop {
             if shared.published.load(Ordering::Acquire) > i {
                 if i % helpers as u64 == h as u64 {
                     let w = shared.queue[(i % shared.queue.len() as u64) as usize].load(Ordering::Relaxed);
-                    marks[word_tiles(w, self.index.bits)] += self.push(w, Part::Far, &mut |_| unreachable!("far stretches only"));
+                    let (n, rank) = word_level_rank(w, self.index.bits, ranking);
+                    marks[n as usize] += self.push(w, Part::Far, &mut |_| unreachable!("far stretches only"));
+                    ranks[n as usize].push(rank);
                 }
                 shared.done[h].store(i + 1, Ordering::Release);
                 i += 1;
                 spins = 0;
             } else if shared.finished.load(Ordering::Acquire) && shared.published.load(Ordering::Acquire) <= i {
-                return marks;
+                return (marks, ranks);
             } else {
                 pause(&mut spins);
             }
