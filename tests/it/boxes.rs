@@ -93,6 +93,22 @@ fn box_counts_match_the_squares_reference() {
 }
 
 #[test]
+fn bench_times_a_box_solved_in_memory() {
+    let o = chomp(&["bench", "--rows", "5", "--cols", "7", "--repeat", "3"]);
+    assert_ok(&o, "bench --rows 5 --cols 7");
+    let out = text(&o.stdout);
+    // The counts it prints are the box's own (positions without the empty box).
+    let s = solve_in_memory(&Universe::boxed(5, 7)).unwrap();
+    let losses: usize = (1..=35).map(|n| s.losses(n).len()).sum();
+    assert!(out.contains("the 5x7 box in memory (the word sieve)") && out.contains("3 solves"), "{out}");
+    assert!(out.contains(&format!("{} positions, {losses} losses", openings::binomial(12, 5).unwrap() - 1)), "{out}");
+    // Bad boxes are one-line errors; a box needs both sides.
+    crate::common::assert_one_line_error(&chomp(&["bench", "--rows", "0", "--cols", "3"]), "a box without rows");
+    assert_eq!(chomp(&["bench", "--rows", "3"]).status.code(), Some(2));
+    assert_eq!(chomp(&["bench", "--rows", "3", "--cols", "3", "--repeat", "0"]).status.code(), Some(2));
+}
+
+#[test]
 fn openings_cli_solves_the_box_it_is_asked_about() {
     let o = chomp(&["openings", "--rows", "2", "--cols", "9"]);
     assert_ok(&o, "openings --rows 2 --cols 9");

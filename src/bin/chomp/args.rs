@@ -176,6 +176,16 @@ pub enum Command {
         /// Instead, time probes (outcome and Grundy value) of random positions on this table directory.
         #[arg(long, value_name = "DIR")]
         probe: Option<PathBuf>,
+        /// Instead, time solving the box of R rows (with --cols) in memory, as a front end does
+        /// (`chomp openings --rows R --cols C`): min and median of --repeat solves.
+        #[arg(long, value_name = "R", requires = "cols", conflicts_with_all = ["probe", "grundy_max_tiles"])]
+        rows: Option<u32>,
+        /// Columns of the box to time (with --rows).
+        #[arg(long, value_name = "C", requires = "rows")]
+        cols: Option<u32>,
+        /// Solves of the box to time.
+        #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+        repeat: u32,
     },
     /// Let the computer choose a move at one of four levels (see README, "Front ends").
     #[command(long_about = "Let the computer choose one move from POSITION at a level:\n  \

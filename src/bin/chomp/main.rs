@@ -81,7 +81,8 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         Command::Plot { tables, out, openings: None } => read::plot(&tables, &out),
         Command::Summary { tables, out } => read::summary(&tables, &out),
         Command::Bench { probe: Some(tables), .. } => read::bench_probe(&tables),
-        Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None } => solve::bench(max_tiles, grundy_max_tiles, dir),
+        Command::Bench { rows: Some(r), cols: Some(c), repeat, .. } => solve::bench_box(r, c, repeat),
+        Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None, .. } => solve::bench(max_tiles, grundy_max_tiles, dir),
         Command::Play { position, tables, rows, cols, level, seed, json } => {
             play::play(&position, tables.as_deref(), rows.zip(cols), level, seed, json)
         }
