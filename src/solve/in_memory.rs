@@ -48,6 +48,13 @@ pub fn mark_bytes(ranking: &Ranking) -> u64 {
     super::sieve::Frontier::pending_bytes(ranking, 1, super::sieve::Holding::SOLO)
 }
 
+/// Whether [`solve_in_memory`] takes the word sieve for `universe`: where a
+/// run of one process would (a small box whose bits fit in half the
+/// memory available).
+pub fn uses_word_sieve(universe: &Universe) -> bool {
+    super::words::chosen(universe, super::memory::holding(None, &Solo)).is_some()
+}
+
 /// Solves every level of `universe` into memory (the loss sieve; no Grundy
 /// values). Memory: the mark bits of the pending levels (one bit per
 /// position, released level by level) and the losses (8 bytes each).
@@ -56,9 +63,7 @@ pub fn mark_bytes(ranking: &Ranking) -> u64 {
 /// [`SolveError`] for an invalid universe or when memory cannot be mapped.
 pub fn solve_in_memory(universe: &Universe) -> Result<Solved, SolveError> {
     let ranking = Ranking::new(universe)?;
-    // The word sieve where a run of one process would use it (a small box
-    // whose bits fit in half the memory available).
-    if super::words::chosen(universe, super::memory::holding(None, &Solo)).is_some() {
+    if uses_word_sieve(universe) {
         let losses = super::words::box_losses(&ranking, rayon::current_num_threads())?.ranks;
         return Ok(Solved { ranking, losses });
     }

@@ -15,5 +15,5 @@ pub mod words;
 pub use driver::{run, run_on, Options, CHECKPOINT_SECONDS};
 pub use error::JobError;
 pub use events::{Event, LevelReport, ProcessWork};
-pub use in_memory::{solve_in_memory, SolveError, Solved};
+pub use in_memory::{solve_in_memory, uses_word_sieve, SolveError, Solved};
 pub use plan::{JobFile, Plan, TOOL_VERSION};

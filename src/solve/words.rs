@@ -83,12 +83,14 @@ pub fn bytes(universe: &Universe) -> Option<u64> {
     let bits = r + c;
     let whole = universe.tiles.is_none_or(|t| t >= r * c);
     (whole && r >= 1 && c >= 1 && bits <= MAX_BITS).then(|| {
+        // The table of the 16-bit values and their ranks ([`Combos`]), in both indices.
+        let table = 6 << LOW_BITS;
         if bits <= direct_bits() {
             let total = 1u64 << bits;
-            return total.div_ceil(64) * 8 + ring_bits(far_bit(bits), total) / 8;
+            return total.div_ceil(64) * 8 + ring_bits(far_bit(bits), total) / 8 + table;
         }
         let (high, total) = (1u64 << bits.saturating_sub(LOW_BITS), choose(bits, c));
-        total.div_ceil(64) * 8 + ring_bits(far_bit(bits), total) / 8 + high * 8 + (8 << LOW_BITS)
+        total.div_ceil(64) * 8 + ring_bits(far_bit(bits), total) / 8 + high * 8 + table
     })
 }
 
@@ -300,13 +302,13 @@ struct Index {
     bits: u32,
     /// Ones of a word.
     cols: u32,
-    /// Low bits ranked by `rank` (`min(bits, LOW_BITS)`).
+    /// Low bits ranked by one look-up in [`Combos`] (`min(bits, LOW_BITS)`;
+    /// the values below `2^low` come first among the 16-bit values of as
+    /// many ones, so the 16-bit table ranks them too).
     low: u32,
-    /// `rank[x]`: the rank of the low bits `x` among the values of as many ones.
-    rank: Vec<u32>,
-    /// The low values, by number of ones then increasing: `by_rank[start[j] + r]`.
-    by_rank: Vec<u32>,
-    start: [u32; LOW_BITS as usize + 2],
+    combos: &'static Combos,
+    /// `combos.rank`, held here: the hot path looks it up once per mark.
+    rank: &'static [u32],
     /// `off[h]`: the index of the first word with high bits `h` (and `off[2^high]`, the total).
     off: Vec<u64>,
     /// Indices of the bit set: the words with `cols` ones, or with `direct`
@@ -319,40 +321,11 @@ struct Index {
 
 impl Index {
     fn new(bits: u32, cols: u32, direct: bool) -> Self {
+        let combos = combos();
         if direct {
-            let start = [0; LOW_BITS as usize + 2];
-            return Index {
-                bits,
-                cols,
-                low: bits,
-                rank: Vec::new(),
-                by_rank: Vec::new(),
-                start,
-                off: Vec::new(),
-                total: 1 << bits,
-                direct: true,
-            };
+            return Index { bits, cols, low: bits, combos, rank: &combos.rank, off: Vec::new(), total: 1 << bits, direct: true };
         }
         let low = bits.min(LOW_BITS);
-        let mut count = [0u32; LOW_BITS as usize + 2];
-        let rank: Vec<u32> = (0..1u32 << low)
-            .map(|x| {
-                let j = x.count_ones() as usize;
-                count[j] += 1;
-                count[j] - 1
-            })
-            .collect();
-        let mut start = [0u32; LOW_BITS as usize + 2];
-        for j in 1..start.len() {
-            start[j] = start[j - 1] + count[j - 1];
-        }
-        let mut by_rank = vec![0u32; 1 << low];
-        let mut next = start;
-        for x in 0..1u32 << low {
-            let j = x.count_ones() as usize;
-            by_rank[next[j] as usize] = x;
-            next[j] += 1;
-        }
         let mut off = Vec::with_capacity((1 << (bits - low)) + 1);
         let mut total = 0u64;
         for h in 0..1u64 << (bits - low) {
@@ -360,7 +333,7 @@ impl Index {
             total += cols.checked_sub(h.count_ones()).map_or(0, |j| choose(low, j));
         }
         off.push(total);
-        Index { bits, cols, low, rank, by_rank, start, off, total, direct: false }
+        Index { bits, cols, low, combos, rank: &combos.rank, off, total, direct: false }
     }
 
     /// The index of word `w` (with `cols` ones).
@@ -413,7 +386,7 @@ impl Index {
     #[inline(always)]
     fn word(&self, h: u64, i: u64) -> u64 {
         let j = self.cols - h.count_ones();
-        h << self.low | self.by_rank[(self.start[j as usize] as u64 + i - self.off[h as usize]) as usize] as u64
+        h << self.low | self.combos.values[self.combos.start[j as usize] + (i - self.off[h as usize]) as usize] as u64
     }
 }
 
@@ -678,9 +651,12 @@ fn gosper(ones: u32, len: u32, mut f: impl FnMut(u64)) -> u64 {
     count
 }
 
-/// The 16-bit values by number of ones, increasing within each.
+/// The 16-bit values by number of ones, increasing within each: the
+/// arrangements of a stretch's low bits, and the compact index's ranks.
 struct Combos {
     values: Vec<u16>,
+    /// `rank[x]`: the place of `x` among the values of as many ones.
+    rank: Vec<u32>,
     /// `values[start[j]..]`: the values with `j` ones.
     start: [usize; 18],
     /// `count[m][j]`: `C(m, j)`, the values below `2^m` with `j` ones.
@@ -703,10 +679,11 @@ fn combos() -> &'static Combos {
         for j in 1..18 {
             start[j] = start[j - 1] + choose(16, j as u32 - 1) as usize;
         }
-        let (mut values, mut next) = (vec![0u16; 1 << 16], start);
+        let (mut values, mut rank, mut next) = (vec![0u16; 1 << 16], vec![0u32; 1 << 16], start);
         for x in 0..=u16::MAX {
             let j = x.count_ones() as usize;
             values[next[j]] = x;
+            rank[x as usize] = (next[j] - start[j]) as u32;
             next[j] += 1;
         }
         let mut count = [[0u32; 17]; 17];
@@ -715,7 +692,7 @@ fn combos() -> &'static Combos {
                 *c = choose(m as u32, j as u32) as u32;
             }
         }
-        Combos { values, start, count }
+        Combos { values, rank, start, count }
     })
 }
 

@@ -238,19 +238,18 @@ pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Res
 pub fn bench_box(rows: u32, cols: u32, repeat: u32) -> Result<ExitCode, String> {
     let universe = Universe::boxed(rows, cols);
     let threads = rayon::current_num_threads();
-    let sieve = match solve::words::chosen(&universe, memory::holding(None, &chomp_tables::cluster::Solo)) {
-        Some(_) => "the word sieve",
-        None => "the level sieve",
-    };
-    let (mut times, mut positions, mut losses) = (Vec::new(), 0u64, 0u64);
+    let sieve = if solve::uses_word_sieve(&universe) { "the word sieve" } else { "the level sieve" };
+    let (mut times, mut last) = (Vec::new(), None);
     for _ in 0..repeat {
         let t0 = Instant::now();
         let solved = solve::solve_in_memory(&universe).map_err(|e| format!("solving the {rows}x{cols} box: {e}"))?;
         times.push(t0.elapsed().as_secs_f64());
-        let top = solved.ranking().max_tiles();
-        positions = (1..=top).map(|n| solved.ranking().size(n)).sum();
-        losses = (1..=top).map(|n| solved.losses(n).len() as u64).sum();
+        last = Some(solved);
     }
+    let solved = last.expect("at least one solve");
+    let top = solved.ranking().max_tiles();
+    let positions: u64 = (1..=top).map(|n| solved.ranking().size(n)).sum();
+    let losses: u64 = (1..=top).map(|n| solved.losses(n).len() as u64).sum();
     times.sort_by(f64::total_cmp);
     let (min, median) = (times[0], times[times.len() / 2]);
     println!("bench: the {rows}x{cols} box in memory ({sieve}), {threads} threads, {repeat} solves");
