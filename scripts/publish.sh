@@ -16,31 +16,27 @@ cp out/frontier/manifest.json results/frontier-manifest.json
 #     45 minutes and 10 GiB here, so run it yourself (`chomp run jobs/frontier-140.toml`,
 #     resumable); its completed levels are merged with the frontier run's.
 runs=(--tables out/frontier)
-if [ -f out/frontier-140/manifest.json ]; then
-  runs+=(--tables out/frontier-140)
-  cp out/frontier-140/manifest.json results/frontier-140-manifest.json
-  $B verify --tables out/frontier-140 --samples 200 --min-tiles 120 --allow-incomplete
-fi
+# A long run, when its directory exists (run it yourself; an unfinished one
+# gives its completed levels): merged, its manifest published, its top
+# levels from MIN_TILES verified. Usage: merge_run NAME MIN_TILES
+merge_run() {
+  if [ -f "out/$1/manifest.json" ]; then
+    runs+=(--tables "out/$1")
+    cp "out/$1/manifest.json" "results/$1-manifest.json"
+    $B verify --tables "out/$1" --samples 200 --min-tiles "$2" --allow-incomplete
+  fi
+}
+merge_run frontier-140 120
 # 1c. Grundy values to 100 tiles (a few minutes).
 $B run jobs/grundy-100.toml
 runs+=(--tables out/grundy-100)
 cp out/grundy-100/manifest.json results/grundy-100-manifest.json
 $B verify --tables out/grundy-100 --samples 300 --min-tiles 95
-# Grundy values to 110 (about 25 minutes on 2 idle cores): merged when built
-# (`chomp run jobs/grundy-110.toml`).
-if [ -f out/grundy-110/manifest.json ]; then
-  runs+=(--tables out/grundy-110)
-  cp out/grundy-110/manifest.json results/grundy-110-manifest.json
-  $B verify --tables out/grundy-110 --samples 200 --min-tiles 105 --allow-incomplete
-fi
-# Grundy values to 120 (about 1.6 hours and 18 GiB here; its completed
-# levels are published when it is cut short): merged when built
-# (`chomp run jobs/grundy-120.toml`, resumable).
-if [ -f out/grundy-120/manifest.json ]; then
-  runs+=(--tables out/grundy-120)
-  cp out/grundy-120/manifest.json results/grundy-120-manifest.json
-  $B verify --tables out/grundy-120 --samples 200 --min-tiles 110 --allow-incomplete
-fi
+# Grundy values to 110 (about 25 minutes on 2 idle cores,
+# `chomp run jobs/grundy-110.toml`) and to 120 (about 1.6 hours and 18 GiB
+# here, `chomp run jobs/grundy-120.toml`; resumable).
+merge_run grundy-110 105
+merge_run grundy-120 110
 $B summary "${runs[@]}" --out results
 # 2. Tables small enough to publish whole.
 $B run jobs/losses-100.toml
