@@ -40,6 +40,10 @@ pub trait Comm: Sync {
     fn is_node_leader(&self) -> bool {
         self.node_leader() == self.process()
     }
+    /// Number of processes on this node (sharing memory), this one included.
+    fn node_processes(&self) -> usize {
+        1
+    }
     /// Waits for every process of this node.
     fn node_barrier(&self) {}
     /// Bitwise-OR all-reduce among the nodes' first processes, in place;
@@ -151,6 +155,9 @@ mod mpi_impl {
         }
         fn node_leader(&self) -> usize {
             self.leader
+        }
+        fn node_processes(&self) -> usize {
+            self.node.size() as usize
         }
         fn node_barrier(&self) {
             self.node.barrier();

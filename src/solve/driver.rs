@@ -315,8 +315,15 @@ fn push_from_tables(ranking: &Ranking, dir: &TableDir, manifest: &Manifest, fron
 }
 
 /// A level's Grundy cells in the node's shared file `path`, zero: the
-/// node's first process creates it, the others map it once it exists.
+/// node's first process creates it, the others map it once it exists. A
+/// node's only process keeps them in anonymous memory instead.
 fn node_shared_cells(path: &Path, size: u64, comm: &dyn Comm) -> Result<MappedBytes, JobError> {
+    // Alone on its node, a process needs no file: a mapped file's pages,
+    // written back while the level runs, fault again at the next store
+    // (the conjugates' stores land all over the level).
+    if comm.node_processes() == 1 {
+        return MappedBytes::anonymous(size).map_err(io_err(path));
+    }
     let created = if comm.is_node_leader() { Some(MappedBytes::create(path, size).map_err(io_err(path))?) } else { None };
     comm.node_barrier();
     match created {

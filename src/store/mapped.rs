@@ -3,7 +3,8 @@
 //! Marks of the loss sieve (one bit per position, anonymous memory) and
 //! Grundy values (one byte per position, files under the node's work
 //! directory, mapped so that the processes of one node share one copy in
-//! the page cache and a level larger than RAM still works). Threads update them through atomics.
+//! the page cache and a level larger than RAM still works; a node's only
+//! process computes a level in anonymous memory). Threads update them through atomics.
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 use std::fs::{File, OpenOptions};
@@ -112,6 +113,19 @@ impl MappedBytes {
         Ok(MappedBytes { map })
     }
 
+    /// `len` zero bytes in anonymous memory (huge pages where the system
+    /// offers them), for a node's only process: no file to write back while
+    /// the level is computed.
+    ///
+    /// # Errors
+    /// When the memory cannot be mapped.
+    pub fn anonymous(len: u64) -> io::Result<Self> {
+        let map = MmapOptions::new().len(len.max(1) as usize).map_anon()?;
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::HugePage);
+        Ok(MappedBytes { map })
+    }
+
     /// Maps an existing file of `len` bytes (created by another process of
     /// the node with [`MappedBytes::create`]) for writing, shared.
     ///
@@ -183,4 +197,25 @@ fn reserve(file: &File, bytes: u64) -> io::Result<()> {
 #[cfg(not(unix))]
 fn reserve(_: &File, _: u64) -> io::Result<()> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anonymous_cells_read_back_what_was_stored() {
+        let len = 3_000_000u64;
+        let cells = MappedBytes::anonymous(len).unwrap();
+        let at = |i: u64| i * 2_999; // distinct, spread over the whole map
+        for i in 0..1000 {
+            cells.cells()[at(i) as usize].store((i % 251) as u8 + 1, Ordering::Relaxed);
+        }
+        let map = cells.into_read_only().unwrap();
+        assert_eq!(map.len() as u64, len);
+        for i in 0..1000 {
+            assert_eq!(map[at(i) as usize], (i % 251) as u8 + 1);
+        }
+        assert_eq!(map.iter().filter(|&&b| b != 0).count(), 1000, "the rest stays zero");
+    }
 }
