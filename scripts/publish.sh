@@ -33,7 +33,7 @@ runs+=(--tables out/grundy-100)
 cp out/grundy-100/manifest.json results/grundy-100-manifest.json
 $B verify --tables out/grundy-100 --samples 300 --min-tiles 95
 # Grundy values to 110 (about 25 minutes on 2 idle cores,
-# `chomp run jobs/grundy-110.toml`) and to 120 (about 1.6 hours and 18 GiB
+# `chomp run jobs/grundy-110.toml`) and to 120 (about 2 hours and 21 GiB
 # here, `chomp run jobs/grundy-120.toml`; resumable).
 merge_run grundy-110 105
 merge_run grundy-120 110
