@@ -316,7 +316,8 @@ fn push_from_tables(ranking: &Ranking, dir: &TableDir, manifest: &Manifest, fron
 
 /// A level's Grundy cells in the node's shared file `path`, zero: the
 /// node's first process creates it, the others map it once it exists. A
-/// node's only process keeps them in anonymous memory instead.
+/// node's only process keeps them in anonymous memory instead (and reads
+/// them from there at later levels).
 fn node_shared_cells(path: &Path, size: u64, comm: &dyn Comm) -> Result<MappedBytes, JobError> {
     // Alone on its node, a process needs no file: a mapped file's pages,
     // written back while the level runs, fault again at the next store

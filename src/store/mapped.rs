@@ -3,8 +3,9 @@
 //! Marks of the loss sieve (one bit per position, anonymous memory) and
 //! Grundy values (one byte per position, files under the node's work
 //! directory, mapped so that the processes of one node share one copy in
-//! the page cache and a level larger than RAM still works; a node's only
-//! process computes a level in anonymous memory). Threads update them through atomics.
+//! the page cache and a level larger than RAM still works). A node's only
+//! process computes a level, and keeps its values, in anonymous memory
+//! instead: there the values must fit in RAM. Threads update them through atomics.
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 use std::fs::{File, OpenOptions};
@@ -27,10 +28,7 @@ impl MappedBits {
     /// When the memory cannot be mapped.
     pub fn anonymous(len: u64) -> io::Result<Self> {
         let words = len.div_ceil(64).max(1);
-        let map = MmapOptions::new().len((words * 8) as usize).map_anon()?;
-        #[cfg(target_os = "linux")]
-        let _ = map.advise(memmap2::Advice::HugePage);
-        Ok(MappedBits { map, len })
+        Ok(MappedBits { map: anonymous_map(words * 8)?, len })
     }
 
     /// The words, for atomic updates from several threads.
@@ -120,10 +118,7 @@ impl MappedBytes {
     /// # Errors
     /// When the memory cannot be mapped.
     pub fn anonymous(len: u64) -> io::Result<Self> {
-        let map = MmapOptions::new().len(len.max(1) as usize).map_anon()?;
-        #[cfg(target_os = "linux")]
-        let _ = map.advise(memmap2::Advice::HugePage);
-        Ok(MappedBytes { map })
+        Ok(MappedBytes { map: anonymous_map(len.max(1))? })
     }
 
     /// Maps an existing file of `len` bytes (created by another process of
@@ -160,6 +155,15 @@ impl MappedBytes {
     pub fn into_read_only(self) -> io::Result<Mmap> {
         self.map.make_read_only()
     }
+}
+
+/// `bytes` zero bytes of anonymous memory, committed when first written,
+/// on huge pages where the system offers them.
+fn anonymous_map(bytes: u64) -> io::Result<MmapMut> {
+    let map = MmapOptions::new().len(bytes as usize).map_anon()?;
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    Ok(map)
 }
 
 /// Maps an existing file read-only.
