@@ -140,12 +140,11 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
         let _ = fs::remove_dir_all(&work);
     }
     if result.is_err() && root && manifest.levels_complete > 0 {
-        // Checkpoints are batched: keep every level completed before the
+        // Checkpoints are batched: keep the levels completed before the
         // failure (after the scratch files are gone, which may be what
-        // filled the disk; best effort: otherwise the last manifest stays).
-        if dir.sync_written().is_ok() {
-            let _ = manifest.write(dir.path());
-        }
+        // filled the disk), as many as the disk has room for.
+        let durable = dir.read_manifest().map_or(0, |m| m.levels_complete);
+        dir.checkpoint_after_failure(&mut manifest, durable);
     }
     result?;
     if root {

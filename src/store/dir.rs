@@ -358,6 +358,49 @@ impl TableDir {
         m.write(&self.root)
     }
 
+    /// Writes the checkpoint of a run that failed, best effort: the
+    /// manifest `m` of its completed levels (not marked complete). Files that
+    /// `m` does not list are removed first (the failed level's tables, a
+    /// summary); while the disk is too full for the manifest, the last
+    /// levels after `durable` (the levels of the manifest already on disk)
+    /// are given back, their tables removed, until it fits. Returns the
+    /// levels the directory's manifest holds afterwards.
+    pub fn checkpoint_after_failure(&self, m: &mut Manifest, durable: u32) -> u32 {
+        m.complete = false;
+        let listed: std::collections::BTreeSet<String> = Self::expected_files(m).into_iter().collect();
+        m.files.retain(|name, _| listed.contains(name));
+        self.remove_unlisted(m);
+        loop {
+            match self.sync_written().and_then(|()| m.write(&self.root)) {
+                Ok(()) => return m.levels_complete,
+                Err(e) if is_disk_full(&e) && m.levels_complete > durable => {
+                    let n = m.levels_complete;
+                    m.levels_complete = n - 1;
+                    m.levels.truncate(n as usize - 1);
+                    m.shards.truncate(n as usize - 1);
+                    let listed: std::collections::BTreeSet<String> = Self::expected_files(m).into_iter().collect();
+                    m.files.retain(|name, _| listed.contains(name));
+                    self.remove_unlisted(m);
+                }
+                Err(_) => return durable,
+            }
+        }
+    }
+
+    /// Removes the tables and summaries that manifest `m` does not list.
+    fn remove_unlisted(&self, m: &Manifest) {
+        let summaries = [SUMMARY_CSV, SUMMARY_JSON, GRUNDY_HISTOGRAM_CSV].map(String::from);
+        let tables = TABLE_DIRS.iter().flat_map(|sub| {
+            let names = fs::read_dir(self.root.join(sub)).into_iter().flatten().flatten();
+            names.map(move |e| format!("{sub}/{}", e.file_name().to_string_lossy()))
+        });
+        for name in summaries.into_iter().chain(tables.collect::<Vec<_>>()) {
+            if !m.files.contains_key(&name) {
+                let _ = fs::remove_file(self.root.join(&name));
+            }
+        }
+    }
+
     /// The default scratch directory of the node whose first process is
     /// `leader` (its processes share the files in it).
     pub fn node_work_dir(&self, leader: usize) -> PathBuf {
@@ -595,6 +638,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TableError> {
         let _ = fs::remove_file(&tmp);
         TableError::io(path, e)
     })
+}
+
+/// Whether `e` says the file system (or the user's quota) is full.
+fn is_disk_full(e: &TableError) -> bool {
+    matches!(e, TableError::Io { source, .. } if matches!(source.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded))
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename, without

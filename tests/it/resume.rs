@@ -2,10 +2,10 @@
 //! still on disk) and started again ends with exactly the files of a clean run.
 
 use chomp_tables::solve::{run, Options, Plan};
-use chomp_tables::Manifest;
 use chomp_tables::Universe;
+use chomp_tables::{Manifest, TableDir};
 
-use crate::common::contents;
+use crate::common::{contents, files};
 
 #[test]
 fn leftovers_of_a_killed_run_are_removed_on_rerun() {
@@ -34,4 +34,33 @@ fn leftovers_of_a_killed_run_are_removed_on_rerun() {
         assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "complete={complete}");
         assert!(got == want, "complete={complete}: same bytes as a clean run");
     }
+}
+
+#[test]
+fn a_failed_runs_checkpoint_lists_exactly_what_is_on_disk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan::new(Universe::tiles(30), 20);
+    let clean = tmp.path().join("clean");
+    run(&plan, &Options::new(&clean), |_| {}).unwrap();
+    let want = contents(&clean);
+    let out = tmp.path().join("failed");
+    run(&plan, &Options::new(&out), |_| {}).unwrap();
+    // As if writing level 26 failed: the driver's manifest holds levels
+    // 1-25, the disk also tables of 26-30 and the summaries; the last
+    // checkpoint on disk was after level 20.
+    let mut m = Manifest::read(&out).unwrap();
+    m.levels_complete = 25;
+    m.levels.truncate(25);
+    let dir = TableDir::new(&out);
+    assert_eq!(dir.checkpoint_after_failure(&mut m, 20), 25);
+    let on_disk = Manifest::read(&out).unwrap();
+    assert_eq!((on_disk.levels_complete, on_disk.complete), (25, false));
+    let mut listed: Vec<String> = on_disk.files.keys().cloned().collect();
+    listed.push("manifest.json".into());
+    listed.sort();
+    let present: Vec<String> = files(&out).into_iter().filter(|f| f != ".lock").collect();
+    assert_eq!(present, listed, "the files on disk are the manifest's");
+    assert!(listed.contains(&"grundy/G0020.cht".to_string()) && !listed.iter().any(|f| f.contains("0026")));
+    run(&plan, &Options::new(&out), |_| {}).unwrap();
+    assert!(contents(&out) == want, "resumed to the bytes of a clean run");
 }
