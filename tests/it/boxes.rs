@@ -172,22 +172,25 @@ fn two_epochs_give_the_same_tables_and_resume_in_either() {
     }
 }
 
-/// A loss with many parents in a box (the L shape, `[c, c − 1]`) has its
-/// parents pushed by every thread: with the threshold at 1 every run and
-/// every set of new rows is shared that way, and the tables are the same.
+/// A loss with many parents (in a box the L shape `[c, c − 1]`, by tile
+/// count the hook with equal arms) has its parents pushed by every thread:
+/// with the threshold at 1 every run (and in a box every set of new rows)
+/// is shared that way, and the tables are the same.
 #[test]
 fn parents_shared_among_threads_give_the_same_tables() {
     let tmp = tempfile::tempdir().unwrap();
-    let (one, shared) = (tmp.path().join("one"), tmp.path().join("shared"));
-    crate::common::chomp_solve(&one, &["--rows", "8", "--cols", "9", "--quiet"]);
-    let o = std::process::Command::new(crate::common::binary::BIN)
-        .args(["solve", "--rows", "8", "--cols", "9", "--quiet", "--out", shared.to_str().unwrap()])
-        .env("CHOMP_PARALLEL_PARENTS", "1")
-        .env("RAYON_NUM_THREADS", "3")
-        .output()
-        .unwrap();
-    assert_ok(&o, "solve with every loss's parents shared");
-    assert!(crate::common::contents(&one) == crate::common::contents(&shared), "same bytes");
+    for (name, job) in [("box", &["--rows", "8", "--cols", "9"][..]), ("tiles", &["--max-tiles", "42", "--grundy-max-tiles", "30"][..])] {
+        let (one, shared) = (tmp.path().join(format!("{name}-one")), tmp.path().join(format!("{name}-shared")));
+        crate::common::chomp_solve(&one, &[job, &["--quiet"]].concat());
+        let o = std::process::Command::new(crate::common::binary::BIN)
+            .args([&["solve", "--quiet", "--out", shared.to_str().unwrap()], job].concat())
+            .env("CHOMP_PARALLEL_PARENTS", "1")
+            .env("RAYON_NUM_THREADS", "3")
+            .output()
+            .unwrap();
+        assert_ok(&o, "solve with every loss's parents shared");
+        assert!(crate::common::contents(&one) == crate::common::contents(&shared), "{name}: same bytes");
+    }
 }
 
 /// Tile-count runs whose pending mark bits exceed half of `--max-memory` are
