@@ -170,11 +170,7 @@ pub fn box_counts<E>(
 pub fn table_box_counts(t: &Tables) -> Result<Vec<BoxCount>, ProbeError> {
     let m = t.manifest();
     let (Some(rows), Some(cols)) = (m.universe.rows, m.universe.cols) else {
-        return Err(ProbeError::Outside {
-            position: "box counts".into(),
-            size: "they need tables of a box, --rows and --cols".into(),
-            universe: m.universe.bounds(),
-        });
+        return Err(ProbeError::NotABox { universe: m.universe.describe() });
     };
     if m.levels_complete < rows * cols {
         return Err(ProbeError::MissingLevel { tiles: m.levels_complete + 1, complete: m.levels_complete });

@@ -23,6 +23,12 @@ pub enum ProbeError {
         /// The tables' bounds.
         universe: String,
     },
+    /// The question needs the tables of a box; these hold another universe.
+    #[error("box counts need the tables of a box (a run with --rows and --cols); these hold {universe}")]
+    NotABox {
+        /// The tables' universe.
+        universe: String,
+    },
     /// The level is beyond what the run has completed.
     #[error("level {tiles} is not in the tables (levels 1..={complete} are complete)")]
     MissingLevel {

@@ -26,7 +26,8 @@ use std::time::Instant;
 pub struct Options {
     /// The table directory (created if missing; resumed if it holds this plan).
     pub out: PathBuf,
-    /// Overwrite a table directory of another plan.
+    /// Start over: clear a table directory of another plan, or of this one
+    /// (instead of resuming it).
     pub force: bool,
     /// Refuse to start a level whose estimated memory exceeds this many bytes
     /// (default: what the system and the cgroup report available).
@@ -258,6 +259,7 @@ fn run_levels(
             dir.sync_written()?;
             manifest.write(dir.path())?;
             checkpointed = Instant::now();
+            on_event(&Event::Checkpointed { levels_complete: n });
         }
         on_event(&Event::Level(LevelReport { stats, max_tiles: top, sieve_seconds, grundy_seconds, marks: found.marks, lookups }));
         if n == frontier.horizon() && n < top {
@@ -267,6 +269,7 @@ fn run_levels(
                 dir.sync_written()?;
                 manifest.write(dir.path())?;
                 checkpointed = Instant::now();
+                on_event(&Event::Checkpointed { levels_complete: n });
             }
             comm.barrier();
             if !root {

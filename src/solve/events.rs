@@ -68,6 +68,12 @@ pub enum Event {
     /// A level is finished (checkpointed with the next checkpoint: see
     /// [`super::Options::checkpoint_seconds`]).
     Level(LevelReport),
+    /// The manifest now lists levels `1..=levels_complete`: a run stopped
+    /// from here on resumes after them (coordinator only).
+    Checkpointed {
+        /// The levels it lists.
+        levels_complete: u32,
+    },
     /// The run ended; the work of every process (coordinator only).
     Processes(Vec<ProcessWork>),
 }

@@ -444,7 +444,8 @@ impl TableDir {
     /// Opens the directory for a run whose fresh manifest is `fresh`: an
     /// empty or new directory starts it, one of the same job (same
     /// universe, Grundy bound and tool version) resumes it, anything else is
-    /// refused unless `force` (which clears what runs write, nothing else).
+    /// refused. With `force` every run starts over (it clears what runs
+    /// write, nothing else).
     /// Returns the manifest to continue from. Call with the lock held.
     ///
     /// # Errors
@@ -454,7 +455,7 @@ impl TableDir {
         match self.read_manifest() {
             Ok(m) => {
                 let same = m.same_job(&fresh);
-                if same && m.tool_version == fresh.tool_version {
+                if same && m.tool_version == fresh.tool_version && !force {
                     return Ok(m);
                 }
                 if !force {

@@ -174,12 +174,17 @@ fn ctrl_c_exits_130_and_the_rerun_resumes() {
     let stderr = run.stderr();
     assert_eq!(status.code(), Some(130), "{stderr}");
     let line = stderr.lines().find(|l| l.starts_with("interrupted")).unwrap_or_else(|| panic!("no interrupted line:\n{stderr}"));
-    let level = line.strip_prefix("interrupted at level ").and_then(|rest| rest.split_once(';')).map(|(n, _)| n);
-    assert!(level.is_some_and(|n| n.parse::<u32>().is_ok()), "{line}");
-    assert!(line.ends_with("; run the same command again to resume"), "{line}");
+    // "interrupted in level N; levels 1-S are saved: run the same command again to resume"
+    let (level, saved) = line
+        .strip_prefix("interrupted in level ")
+        .and_then(|rest| rest.split_once("; levels 1-"))
+        .and_then(|(n, rest)| Some((n.parse::<u32>().ok()?, rest.split_once(' ')?.0.parse::<u32>().ok()?)))
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(line.ends_with(" are saved: run the same command again to resume"), "{line}");
     drop(run);
 
     let done = levels_complete(&dir);
+    assert!(saved == done && saved < level, "the message says levels 1-{saved} are saved, the manifest {done}, in level {level}");
     let rerun = Background::solve(&dir, &["--max-tiles", "85"], &tmp.path().join("rerun.log"));
     wait_until("the rerun to resume", || rerun.stderr().contains("resuming after level"));
     assert!(rerun.stderr().contains(&format!("resuming after level {done}")), "{}", rerun.stderr());
@@ -317,4 +322,54 @@ fn solve_limits_dry_run_and_work_dir() {
     let left: Vec<String> = fs::read_dir(&work).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert!(left.iter().all(|name| !name.starts_with("chomp-")), "scratch left in the work dir: {left:?}");
     assert!(!dir.join(".work").exists() && !dir.join(".lock").exists());
+}
+
+/// Found by a new user's review: output that cannot be written is one line
+/// (not a panic), a run whose progress goes into a closed pipe carries on,
+/// `--force` recomputes a damaged table of the same job, and nonsense
+/// ranges and counts are refused.
+#[test]
+fn unwritable_output_force_and_nonsense_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("d");
+    let d = dir.to_str().unwrap();
+    // Progress lines into a pipe closed at once: the run still finishes.
+    let mut child = Command::new(BIN)
+        .args(["solve", "--max-tiles", "50", "--grundy-max-tiles", "30", "--out", d])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert!(child.wait().unwrap().success(), "a run whose progress goes into a closed pipe");
+    assert_ok(&chomp(&["verify", "--tables", d, "--samples", "20"]), "verify the run");
+
+    if Path::new("/dev/full").exists() {
+        let o = Command::new(BIN).args(["query", "3 2 1", "--tables", d]).stdout(File::create("/dev/full").unwrap()).output().unwrap();
+        let line = assert_one_line_error(&o, "query onto a full disk");
+        assert!(line.contains("writing to standard output") && !line.contains("panicked"), "{line}");
+    }
+
+    // A damaged table: verify names it, a rerun says the job is complete,
+    // --force computes it again.
+    let table = dir.join("losses/L0040.cht");
+    let mut bytes = fs::read(&table).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    fs::write(&table, bytes).unwrap();
+    assert!(!chomp(&["verify", "--tables", d]).status.success(), "verify finds the damage");
+    let o = chomp(&["solve", "--max-tiles", "50", "--grundy-max-tiles", "30", "--out", d]);
+    assert_ok(&o, "rerun of a complete job");
+    assert!(text(&o.stderr).contains("already complete"), "{}", text(&o.stderr));
+    assert_ok(&chomp(&["solve", "--max-tiles", "50", "--grundy-max-tiles", "30", "--out", d, "--force", "--quiet"]), "--force");
+    assert_ok(&chomp(&["verify", "--tables", d]), "verify after --force");
+
+    let line = assert_one_line_error(&chomp(&["verify", "--tables", d, "--min-tiles", "40", "--max-tiles", "30"]), "an inverted range");
+    assert!(line.contains("--min-tiles 40 is above --max-tiles 30"), "{line}");
+    let line = assert_one_line_error(&chomp(&["verify", "--tables", d, "--min-tiles", "95"]), "a range above the run");
+    assert!(line.contains("at or above 95 tiles") && !line.contains("4294967295"), "{line}");
+    let o = chomp(&["match", "--tables", d, "--games", "0"]);
+    assert_eq!(o.status.code(), Some(2), "--games 0 is a usage error: {}", text(&o.stdout));
+    let line = assert_one_line_error(&chomp(&["boxes", "--tables", d]), "box counts of a tile-count run");
+    assert!(line.contains("need the tables of a box"), "{line}");
 }

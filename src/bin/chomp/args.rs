@@ -155,9 +155,9 @@ pub enum Command {
         /// Sample only levels of at least this many tiles (e.g. the top of a frontier run).
         #[arg(long, value_name = "N", default_value_t = 1)]
         min_tiles: u32,
-        /// Sample only levels of at most this many tiles.
-        #[arg(long, value_name = "N", default_value_t = u32::MAX)]
-        max_tiles: u32,
+        /// Sample only levels of at most this many tiles (default: no bound).
+        #[arg(long, value_name = "N")]
+        max_tiles: Option<u32>,
         /// Accept a run that has not finished (check only its completed levels).
         #[arg(long)]
         allow_incomplete: bool,
@@ -227,7 +227,7 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         tables: PathBuf,
         /// Games per pair of levels and per starting side.
-        #[arg(long, default_value_t = 50)]
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
         games: u32,
         /// Seed of the rectangles and of the players.
         #[arg(long, default_value_t = 1)]
@@ -281,7 +281,8 @@ pub enum Command {
 
 #[derive(clap::Args)]
 pub struct RunFlags {
-    /// Overwrite a table directory written for another job.
+    /// Start over: discard what the table directory holds (another job's
+    /// tables, or this job's, e.g. to rebuild a damaged table) instead of resuming.
     #[arg(long)]
     pub force: bool,
     /// No progress lines.

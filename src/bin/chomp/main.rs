@@ -1,5 +1,14 @@
 //! `chomp`: command-line glue over the `chomp_tables` library.
 
+/// `eprintln!` that ignores a failed write: a run's progress going into a
+/// closed pipe (`chomp solve … 2>&1 | head`) must not stop the run.
+macro_rules! progress {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod args;
 mod export;
 mod play;
@@ -42,16 +51,26 @@ fn main() -> ExitCode {
     }
 }
 
-/// Output into a closed pipe (`chomp plot | head`) ends the command quietly
-/// with status 0, as `chomp export` does: `println!` panics when stdout is a
-/// closed pipe, and this hook turns that one panic into a quiet exit.
+/// Output that cannot be written ends the command with one line instead of
+/// a panic: into a closed pipe (`chomp query … | head`) quietly with status
+/// 0, as `chomp export` does; onto a full disk (`> /dev/full`) with
+/// `error: writing to standard output: …` and status 1. `println!` panics
+/// when stdout fails, and this hook turns that panic into the exit. (A
+/// run's progress on stderr is written by [`progress!`], which carries on.)
 fn quiet_on_closed_pipe() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let payload = info.payload();
         let msg = payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied()).unwrap_or("");
-        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
-            std::process::exit(0);
+        if let Some(cause) = msg.strip_prefix("failed printing to stdout: ") {
+            if cause.contains("Broken pipe") {
+                std::process::exit(0);
+            }
+            progress!("error: writing to standard output: {cause}");
+            std::process::exit(1);
+        }
+        if msg.starts_with("failed printing to stderr") {
+            std::process::exit(1);
         }
         default(info);
     }));
@@ -74,7 +93,10 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         Command::Openings { tables, rows, cols, all, out } => read::openings(tables.as_deref(), rows.zip(cols), all, out.as_deref()),
         Command::Boxes { tables, out } => read::boxes(&tables, out.as_deref()),
         Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete } => {
-            read::verify(&tables, samples, seed, min_tiles..=max_tiles, allow_incomplete)
+            if let Some(max) = max_tiles.filter(|&max| max < min_tiles) {
+                return Err(format!("--min-tiles {min_tiles} is above --max-tiles {max}: no level to sample"));
+            }
+            read::verify(&tables, samples, seed, min_tiles..=max_tiles.unwrap_or(u32::MAX), allow_incomplete)
         }
         Command::Export(args) => export::export(&args),
         Command::Plot { openings: Some(csv), out, .. } => read::plot_openings(&csv, &out),

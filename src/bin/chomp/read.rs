@@ -142,12 +142,11 @@ pub fn verify(dir: &Path, samples: u64, seed: u64, levels: RangeInclusive<u32>, 
         return Ok(ExitCode::from(1));
     }
     if unsampled {
-        return Err(format!(
-            "no completed level lies in {}..={} (levels 1..={} are complete): nothing was sampled",
-            levels.start(),
-            levels.end(),
-            report.levels_complete
-        ));
+        let range = match *levels.end() {
+            u32::MAX => format!("at or above {} tiles", levels.start()),
+            end => format!("in {}..={end} tiles", levels.start()),
+        };
+        return Err(format!("no completed level lies {range} (levels 1..={} are complete): nothing was sampled", report.levels_complete));
     }
     if incomplete {
         return Err(format!(

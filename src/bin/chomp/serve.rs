@@ -96,7 +96,9 @@ impl Served {
 
 fn probe_error(e: ProbeError) -> ApiError {
     match e {
-        ProbeError::Outside { .. } | ProbeError::MissingLevel { .. } => ApiError(StatusCode::NOT_FOUND, e.to_string()),
+        ProbeError::Outside { .. } | ProbeError::NotABox { .. } | ProbeError::MissingLevel { .. } => {
+            ApiError(StatusCode::NOT_FOUND, e.to_string())
+        }
         _ => ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }

@@ -14,8 +14,9 @@ use std::time::Instant;
 /// A run whose estimate exceeds this prints its preflight before starting.
 const PREFLIGHT_SECONDS: f64 = 60.0;
 
-/// The level in progress, for the Ctrl-C message.
+/// The level in progress and the levels the manifest lists, for the Ctrl-C message.
 static CURRENT_LEVEL: AtomicU32 = AtomicU32::new(0);
+static SAVED_LEVELS: AtomicU32 = AtomicU32::new(0);
 
 pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Result<ExitCode, String> {
     let quiet = flags.quiet || !comm.is_root();
@@ -32,13 +33,23 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
         return Ok(ExitCode::SUCCESS);
     }
     if comm.processes() == 1 {
-        // Ctrl-C ends the run at once; completed levels are kept and resume.
+        // Ctrl-C ends the run at once; the levels of its last checkpoint
+        // are kept and resume.
         let _ = ctrlc::set_handler(|| {
             let n = CURRENT_LEVEL.load(Ordering::Relaxed);
-            let at = if n > 0 { format!(" at level {n}") } else { String::new() };
-            eprintln!("interrupted{at}; run the same command again to resume");
+            let at = if n > 0 { format!(" in level {n}") } else { String::new() };
+            match SAVED_LEVELS.load(Ordering::Relaxed) {
+                0 => progress!("interrupted{at}, before the first checkpoint; run the same command again to start over"),
+                saved => progress!("interrupted{at}; levels 1-{saved} are saved: run the same command again to resume"),
+            }
             std::process::exit(130);
         });
+    }
+    if !quiet && !flags.force {
+        let held = chomp_tables::TableDir::new(&out).read_manifest().ok();
+        if held.is_some_and(|m| m.complete && m.same_job(&plan.manifest(&ranking))) {
+            progress!("{}: this job is already complete (`chomp verify` checks its tables; --force computes it again)", out.display());
+        }
     }
     let t0 = Instant::now();
     let opts = Options {
@@ -49,8 +60,12 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
         ..Options::new(out.clone())
     };
     let manifest = solve::run_on(plan, &opts, comm, |e| {
-        if let Event::Started { tiles } = e {
-            CURRENT_LEVEL.store(*tiles, Ordering::Relaxed);
+        match e {
+            Event::Started { tiles } => CURRENT_LEVEL.store(*tiles, Ordering::Relaxed),
+            Event::Resumed { levels_complete } | Event::Checkpointed { levels_complete } => {
+                SAVED_LEVELS.store(*levels_complete, Ordering::Relaxed)
+            }
+            _ => {}
         }
         if !quiet {
             print_event(e);
@@ -60,7 +75,7 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
     if !quiet {
         let positions: u64 = manifest.levels.iter().map(|l| l.positions).sum();
         let losses: u64 = manifest.levels.iter().map(|l| l.losses).sum();
-        eprintln!(
+        progress!(
             "done: {} levels ({}), {positions} positions, {losses} losses, {:.1} s; tables in {}",
             manifest.levels_complete,
             plan.universe.describe(),
@@ -73,7 +88,7 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
 
 fn print_preflight(est: &[LevelEstimate], threads: usize, every_level: bool) {
     let Some(last) = est.last() else {
-        eprintln!("estimate: nothing left to compute");
+        progress!("estimate: nothing left to compute");
         return;
     };
     let total: f64 = est.iter().map(|e| e.seconds).sum();
@@ -89,7 +104,7 @@ fn print_preflight(est: &[LevelEstimate], threads: usize, every_level: bool) {
             human_bytes(e.disk)
         )
     };
-    eprintln!(
+    progress!(
         "estimate for levels {}..={} on {threads} threads: {}, peak memory {}, disk {} (rough: from the conjectured loss density and this engine's measured speed)",
         est[0].tiles,
         last.tiles,
@@ -99,7 +114,7 @@ fn print_preflight(est: &[LevelEstimate], threads: usize, every_level: bool) {
     );
     for e in est {
         if every_level || e.tiles % 10 == 0 || e.tiles == last.tiles {
-            eprintln!("{}", line(e));
+            progress!("{}", line(e));
         }
     }
 }
@@ -121,17 +136,17 @@ fn print_event(e: &Event) {
                 print_preflight(levels, *threads, false);
             }
         }
-        Event::Resumed { levels_complete } => eprintln!("resuming after level {levels_complete}"),
+        Event::Resumed { levels_complete } => progress!("resuming after level {levels_complete}"),
         Event::Window { from, to, bytes } => {
-            eprintln!("window: the marks of levels {from}-{to} ({}), then the decided losses pushed into them", memory::human_bytes(*bytes))
+            progress!("window: the marks of levels {from}-{to} ({}), then the decided losses pushed into them", memory::human_bytes(*bytes))
         }
         Event::WordSieve { bytes, seconds, losses } => {
-            eprintln!(
+            progress!(
                 "box sieve over boundary words ({} held): {losses} losses in {seconds:.2} s; writing the levels' tables",
                 memory::human_bytes(*bytes)
             )
         }
-        Event::Started { .. } => {}
+        Event::Started { .. } | Event::Checkpointed { .. } => {}
         Event::Level(r) => {
             let s = &r.stats;
             let secs = r.sieve_seconds + r.grundy_seconds;
@@ -152,11 +167,11 @@ fn print_event(e: &Event) {
                     r.lookups as f64 / r.grundy_seconds.max(1e-9) / 1e6
                 ));
             }
-            eprintln!("{line}");
+            progress!("{line}");
         }
         Event::Processes(work) if work.len() > 1 => {
             for w in work {
-                eprintln!(
+                progress!(
                     "process {} (node {}): {} marks pushed, {} positions scanned, {} Grundy values computed, {} child look-ups, peak memory {} MiB; at the end {} MiB resident, {} MiB its share",
                     w.process,
                     w.node,
@@ -169,7 +184,7 @@ fn print_event(e: &Event) {
                     w.pss_kib / 1024
                 );
             }
-            eprintln!(
+            progress!(
                 "memory at the end: {} MiB resident in all (each node's Grundy files counted once), {} MiB summed over processes",
                 work.iter().map(|w| w.pss_kib).sum::<u64>() / 1024,
                 work.iter().map(|w| w.rss_kib).sum::<u64>() / 1024
@@ -183,7 +198,7 @@ fn print_event(e: &Event) {
                     max as f64 * work.len() as f64 / total as f64
                 }
             };
-            eprintln!(
+            progress!(
                 "balance (busiest process / mean): marks {:.3}, scan {:.3}, Grundy look-ups {:.3}",
                 busiest(|w| w.marks),
                 busiest(|w| w.scanned),
