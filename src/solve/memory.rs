@@ -220,6 +220,8 @@ fn parse_cgroup_limit(text: &str) -> Option<u64> {
 pub fn human_bytes(b: u64) -> String {
     if b >= 1 << 30 {
         format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+    } else if b < 100 << 10 {
+        format!("{:.1} KiB", b as f64 / 1024.0)
     } else {
         format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
     }

@@ -372,4 +372,15 @@ fn unwritable_output_force_and_nonsense_counts() {
     assert_eq!(o.status.code(), Some(2), "--games 0 is a usage error: {}", text(&o.stdout));
     let line = assert_one_line_error(&chomp(&["boxes", "--tables", d]), "box counts of a tile-count run");
     assert!(line.contains("need the tables of a box"), "{line}");
+
+    // A dry run tells when the run would stop for memory (and writes nothing).
+    let small = tmp.path().join("small");
+    let o = chomp(&["solve", "--max-tiles", "85", "--max-memory", "5M", "--dry-run", "--out", small.to_str().unwrap()]);
+    assert!(!o.status.success(), "a dry run over --max-memory");
+    let last = text(&o.stderr).lines().last().unwrap_or_default().to_string();
+    assert!(
+        last.starts_with("error: the run would stop before it starts: level ") && last.contains("more than --max-memory (5.0 MiB)"),
+        "{last}"
+    );
+    assert!(!small.exists(), "a dry run writes nothing");
 }

@@ -26,9 +26,15 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
         let hold = memory::holding(flags.max_memory, comm); // a collective: every process
         if comm.is_root() {
             let m = chomp_tables::TableDir::new(&out).read_manifest().ok();
-            let done = m.filter(|m| m.same_job(&plan.manifest(&ranking))).map_or(0, |m| m.levels_complete);
+            let done = m.as_ref().filter(|m| m.same_job(&plan.manifest(&ranking))).map_or(0, |m| m.levels_complete);
             let threads = rayon::current_num_threads() * comm.processes();
             print_preflight(&memory::preflight(&ranking, plan, done + 1, threads, hold), threads, true);
+            // The run's own check before it starts, so that the dry run tells.
+            let held = m.filter(|m| m.same_job(&plan.manifest(&ranking))).unwrap_or_else(|| plan.manifest(&ranking));
+            for n in done + 1..=ranking.max_tiles() {
+                memory::check_memory(&ranking, plan, n, &held, flags.max_memory, hold)
+                    .map_err(|e| format!("the run would stop before it starts: {e}"))?;
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
