@@ -85,7 +85,7 @@ pub struct Manifest {
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
     /// No manifest in the directory.
-    #[error("{0}: no manifest.json; not a chomp table directory")]
+    #[error("{0}")]
     Missing(String),
     /// Could not read it.
     #[error("{0}")]
@@ -109,7 +109,12 @@ impl Manifest {
         let path = dir.join(MANIFEST);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ManifestError::Missing(dir.display().to_string())),
+            Err(_) if dir.is_file() => return Err(ManifestError::Missing(format!("{}: a file, not a table directory", dir.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let why =
+                    if dir.exists() { "no manifest.json; not a chomp table directory" } else { "no such directory (no manifest.json)" };
+                return Err(ManifestError::Missing(format!("{}: {why}", dir.display())));
+            }
             Err(e) => return Err(TableError::io(&path, e).into()),
         };
         // Format and version first, so that a newer manifest is reported as such.

@@ -56,8 +56,14 @@ class Tables:
         try:
             with open(path, "rb") as f:
                 raw = f.read()
-        except FileNotFoundError:
-            raise TableError("%s: no manifest.json; not a chomp table directory" % self.dir) from None
+        except (FileNotFoundError, NotADirectoryError):
+            if os.path.isfile(self.dir):
+                why = "a file, not a table directory"
+            elif os.path.exists(self.dir):
+                why = "no manifest.json; not a chomp table directory"
+            else:
+                why = "no such directory (no manifest.json)"
+            raise TableError("%s: %s" % (self.dir, why)) from None
         except OSError as e:
             raise TableError("%s: %s" % (path, e.strerror or e)) from None
         m = parse_manifest(raw, path)

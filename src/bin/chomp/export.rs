@@ -66,7 +66,8 @@ pub fn export(args: &ExportArgs) -> Result<ExitCode, String> {
                     std::mem::forget(out); // its drop would flush into the closed pipe again
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(e) => Err(format!("writing to standard output: {e}")),
+                Err(ExportError::Io(e)) => Err(format!("writing to standard output: {e}")),
+                Err(e) => Err(e.to_string()),
             }
         }
     }
