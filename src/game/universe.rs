@@ -24,7 +24,7 @@ pub struct Universe {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UniverseError {
     /// Neither a tile bound nor both sides are given.
-    #[error("the universe is infinite: give max_tiles, or both rows and cols")]
+    #[error("the universe is infinite: give max_tiles, or both rows and cols (--max-tiles, or --rows and --cols)")]
     Infinite,
     /// A bound of zero.
     #[error("{0} must be at least 1")]
@@ -32,6 +32,14 @@ pub enum UniverseError {
     /// A side beyond [`MAX_SIDE`].
     #[error("{0} must be at most {MAX_SIDE}")]
     TooWide(&'static str),
+    /// More tiles than a universe may have.
+    #[error("{tiles} tiles are more than the {max} a universe may have (its level sizes would not fit in 64 bits)")]
+    TooManyTiles {
+        /// The universe's largest level.
+        tiles: u32,
+        /// The most it may have.
+        max: u32,
+    },
     /// Level sizes beyond what the ranking supports.
     #[error("level {tiles} of this universe has more positions than fit in 64 bits")]
     Overflow {

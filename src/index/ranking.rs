@@ -39,12 +39,13 @@ impl Ranking {
     /// # Errors
     /// [`UniverseError`] for an invalid universe or level sizes beyond `u64`.
     pub fn new(universe: &Universe) -> Result<Self, UniverseError> {
+        const MAX_TILES: u32 = 1024;
         universe.validate()?;
         let max_tiles = universe.max_tiles();
         // Unbounded levels overflow 64 bits past 405 tiles; boxes this large are
         // far beyond anything computable. Refuse before allocating the table.
-        if max_tiles > 1024 {
-            return Err(UniverseError::Overflow { tiles: max_tiles });
+        if max_tiles > MAX_TILES {
+            return Err(UniverseError::TooManyTiles { tiles: max_tiles, max: MAX_TILES });
         }
         let max_part = universe.cols.unwrap_or(max_tiles).min(max_tiles);
         let max_rows = universe.rows.filter(|&r| r < max_tiles);

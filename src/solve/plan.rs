@@ -70,13 +70,13 @@ impl Plan {
         let top = ranking.max_tiles();
         if self.grundy_max_tiles > top {
             return Err(JobError::Invalid(format!(
-                "grundy_max_tiles ({}) exceeds the universe's largest level ({top})",
+                "grundy_max_tiles ({}, --grundy-max-tiles) exceeds the universe's largest level ({top})",
                 self.grundy_max_tiles
             )));
         }
         if self.grundy_max_tiles > MAX_GRUNDY_TILES {
             return Err(JobError::Invalid(format!(
-                "grundy_max_tiles ({}) exceeds {MAX_GRUNDY_TILES}, the one-byte table limit",
+                "grundy_max_tiles ({}, --grundy-max-tiles) exceeds {MAX_GRUNDY_TILES}, the one-byte table limit",
                 self.grundy_max_tiles
             )));
         }
