@@ -383,4 +383,10 @@ fn unwritable_output_force_and_nonsense_counts() {
         "{last}"
     );
     assert!(!small.exists(), "a dry run writes nothing");
+
+    // The bench's --dir must exist (it was created, and left behind).
+    let nowhere = tmp.path().join("nowhere");
+    let line =
+        assert_one_line_error(&chomp(&["bench", "--max-tiles", "10", "--dir", nowhere.to_str().unwrap()]), "bench into a missing --dir");
+    assert!(line.contains("no such directory") && !nowhere.exists(), "{line}");
 }

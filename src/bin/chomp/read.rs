@@ -131,11 +131,12 @@ pub fn verify(dir: &Path, samples: u64, seed: u64, levels: RangeInclusive<u32>, 
         "ok"
     };
     println!(
-        "{verdict}: {} files checksummed, {} tables decoded, {} positions sampled, {} problems ({:.1} s)",
+        "{verdict}: {} files checksummed, {} tables decoded, {} positions sampled, {} problem{} ({:.1} s)",
         report.files,
         report.tables,
         report.samples,
         report.failures.len(),
+        if report.failures.len() == 1 { "" } else { "s" },
         t0.elapsed().as_secs_f64()
     );
     if !report.failures.is_empty() {

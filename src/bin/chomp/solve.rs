@@ -217,6 +217,9 @@ fn print_event(e: &Event) {
 
 pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Result<ExitCode, String> {
     let base = dir.unwrap_or_else(std::env::temp_dir);
+    if !base.is_dir() {
+        return Err(format!("{}: no such directory (--dir must exist)", base.display()));
+    }
     let out = base.join(format!("chomp-bench-{}", std::process::id()));
     let plan = Plan::new(Universe::tiles(max_tiles), grundy_max_tiles);
     let threads = rayon::current_num_threads();
