@@ -6,7 +6,7 @@
 use super::error::io_err;
 use super::events::{Event, LevelReport, ProcessWork};
 use super::grundy;
-use super::memory::{check_memory, holding, peak_rss_kib, preflight, resident_kib};
+use super::memory::{check_memory, check_run_memory, holding, peak_rss_kib, preflight, resident_kib};
 use super::plan::{Plan, TOOL_VERSION};
 use super::sieve::{Frontier, Holding, LevelLosses};
 use super::JobError;
@@ -88,11 +88,8 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     // that would not fit even in a window of its own.
     let hold = holding(opts.max_memory, comm);
     let fresh = plan.manifest(&ranking);
-    let known = dir.read_manifest().ok().filter(|m| m.same_job(&fresh));
-    let first = known.as_ref().map_or(1, |m| m.levels_complete + 1);
-    for n in first..=ranking.max_tiles() {
-        check_memory(&ranking, plan, n, known.as_ref().unwrap_or(&fresh), opts.max_memory, hold)?;
-    }
+    let known = dir.read_manifest().ok().filter(|m| !opts.force && m.same_job(&fresh));
+    check_run_memory(&ranking, plan, known.as_ref().unwrap_or(&fresh), opts.max_memory, hold)?;
     let mut lock = None;
     let mut manifest = if root {
         lock = Some(dir.lock()?);

@@ -227,6 +227,19 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
+/// Refuses a run, before it starts, with a level after those `resumed`
+/// holds that would not fit ([`check_memory`] for every level left): what
+/// a run checks first, and what a dry run reports.
+///
+/// # Errors
+/// [`JobError::Memory`] for the first level that would not fit.
+pub fn check_run_memory(ranking: &Ranking, plan: &Plan, resumed: &Manifest, limit: Option<u64>, hold: Holding) -> Result<(), JobError> {
+    for n in resumed.levels_complete + 1..=ranking.max_tiles() {
+        check_memory(ranking, plan, n, resumed, limit, hold)?;
+    }
+    Ok(())
+}
+
 /// Refuses to start level `n` when its estimate exceeds `limit` (or, with
 /// none, what the system and the cgroup leave available).
 ///

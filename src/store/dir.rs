@@ -367,20 +367,16 @@ impl TableDir {
     /// levels the directory's manifest holds afterwards.
     pub fn checkpoint_after_failure(&self, m: &mut Manifest, durable: u32) -> u32 {
         m.complete = false;
-        let listed: std::collections::BTreeSet<String> = Self::expected_files(m).into_iter().collect();
-        m.files.retain(|name, _| listed.contains(name));
-        self.remove_unlisted(m);
         loop {
+            let listed: std::collections::BTreeSet<String> = Self::expected_files(m).into_iter().collect();
+            m.files.retain(|name, _| listed.contains(name));
+            self.remove_unlisted(m);
             match self.sync_written().and_then(|()| m.write(&self.root)) {
                 Ok(()) => return m.levels_complete,
                 Err(e) if is_disk_full(&e) && m.levels_complete > durable => {
-                    let n = m.levels_complete;
-                    m.levels_complete = n - 1;
-                    m.levels.truncate(n as usize - 1);
-                    m.shards.truncate(n as usize - 1);
-                    let listed: std::collections::BTreeSet<String> = Self::expected_files(m).into_iter().collect();
-                    m.files.retain(|name, _| listed.contains(name));
-                    self.remove_unlisted(m);
+                    m.levels_complete -= 1;
+                    m.levels.truncate(m.levels_complete as usize);
+                    m.shards.truncate(m.levels_complete as usize);
                 }
                 Err(_) => return durable,
             }

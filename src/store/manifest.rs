@@ -84,7 +84,8 @@ pub struct Manifest {
 /// Errors about the manifest.
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
-    /// No manifest in the directory.
+    /// No manifest: the directory holds none, is missing, or is a file
+    /// (the message says which).
     #[error("{0}")]
     Missing(String),
     /// Could not read it.

@@ -6,14 +6,20 @@ use chomp_tables::Universe;
 use chomp_tables::{Manifest, TableDir};
 
 use crate::common::{contents, files};
+use std::collections::BTreeMap;
+
+/// The plan both tests run, and the files of its clean run.
+fn clean_run(tmp: &std::path::Path) -> (Plan, BTreeMap<String, Vec<u8>>) {
+    let plan = Plan::new(Universe::tiles(30), 20);
+    let clean = tmp.join("clean");
+    run(&plan, &Options::new(&clean), |_| {}).unwrap();
+    (plan, contents(&clean))
+}
 
 #[test]
 fn leftovers_of_a_killed_run_are_removed_on_rerun() {
     let tmp = tempfile::tempdir().unwrap();
-    let plan = Plan::new(Universe::tiles(30), 20);
-    let clean = tmp.path().join("clean");
-    run(&plan, &Options::new(&clean), |_| {}).unwrap();
-    let want = contents(&clean);
+    let (plan, want) = clean_run(tmp.path());
     for complete in [true, false] {
         let out = tmp.path().join(format!("killed-{complete}"));
         run(&plan, &Options::new(&out), |_| {}).unwrap();
@@ -39,10 +45,7 @@ fn leftovers_of_a_killed_run_are_removed_on_rerun() {
 #[test]
 fn a_failed_runs_checkpoint_lists_exactly_what_is_on_disk() {
     let tmp = tempfile::tempdir().unwrap();
-    let plan = Plan::new(Universe::tiles(30), 20);
-    let clean = tmp.path().join("clean");
-    run(&plan, &Options::new(&clean), |_| {}).unwrap();
-    let want = contents(&clean);
+    let (plan, want) = clean_run(tmp.path());
     let out = tmp.path().join("failed");
     run(&plan, &Options::new(&out), |_| {}).unwrap();
     // As if writing level 26 failed: the driver's manifest holds levels

@@ -25,16 +25,14 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
         // Nothing is written: the estimate starts after the levels a resumable directory holds.
         let hold = memory::holding(flags.max_memory, comm); // a collective: every process
         if comm.is_root() {
-            let m = chomp_tables::TableDir::new(&out).read_manifest().ok();
-            let done = m.as_ref().filter(|m| m.same_job(&plan.manifest(&ranking))).map_or(0, |m| m.levels_complete);
+            let fresh = plan.manifest(&ranking);
+            let known = chomp_tables::TableDir::new(&out).read_manifest().ok().filter(|m| !flags.force && m.same_job(&fresh));
+            let resumed = known.unwrap_or(fresh);
             let threads = rayon::current_num_threads() * comm.processes();
-            print_preflight(&memory::preflight(&ranking, plan, done + 1, threads, hold), threads, true);
+            print_preflight(&memory::preflight(&ranking, plan, resumed.levels_complete + 1, threads, hold), threads, true);
             // The run's own check before it starts, so that the dry run tells.
-            let held = m.filter(|m| m.same_job(&plan.manifest(&ranking))).unwrap_or_else(|| plan.manifest(&ranking));
-            for n in done + 1..=ranking.max_tiles() {
-                memory::check_memory(&ranking, plan, n, &held, flags.max_memory, hold)
-                    .map_err(|e| format!("the run would stop before it starts: {e}"))?;
-            }
+            memory::check_run_memory(&ranking, plan, &resumed, flags.max_memory, hold)
+                .map_err(|e| format!("the run would stop before it starts: {e}"))?;
         }
         return Ok(ExitCode::SUCCESS);
     }
