@@ -107,16 +107,23 @@ pub fn histogram(values: &[u8]) -> Vec<u64> {
     h
 }
 
-/// Rank of the conjugate (transpose) of `rows`, without allocating.
+/// Rank of the conjugate (transpose) of `rows`, from its columns directly
+/// (no buffer to clear: this runs once per canonical position).
 fn conjugate_rank(rk: &Ranking, rows: &[u8]) -> u64 {
-    let mut conj = [0u8; 256];
-    // Columns p_{i+1}..p_i have exactly i + 1 tiles.
-    let mut below = 0;
+    // Columns p_{i+1}..p_i (p_k = 0) have exactly i + 1 tiles; column c is
+    // row c of the conjugate, with `suffix` tiles in it and the columns after.
+    let mut suffix: u32 = rows.iter().map(|&v| v as u32).sum();
+    let (mut rank, mut c, mut below) = (0, 0u32, 0u32);
     for (i, &len) in rows.iter().enumerate().rev() {
-        conj[below..len as usize].fill(i as u8 + 1);
-        below = len as usize;
+        let height = i as u32 + 1;
+        for _ in below..len as u32 {
+            rank += rk.contribution(suffix, c, height);
+            suffix -= height;
+            c += 1;
+        }
+        below = len as u32;
     }
-    rk.rank_rows(&conj[..rows[0] as usize])
+    rank
 }
 
 /// Per-task state of the child-rank computation, kept across the positions
@@ -280,4 +287,24 @@ fn value_of<S: Seen>(rk: &Ranking, p: &[u8], rank: u64, lower: &[&[u8]], s: &mut
         }
     }
     (seen.mex(), n as u64 - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{position::conjugate_rows, Universe};
+
+    #[test]
+    fn conjugate_rank_is_the_rank_of_the_conjugate() {
+        for universe in [Universe::tiles(24), Universe::boxed(7, 7)] {
+            let rk = Ranking::new(&universe).unwrap();
+            for n in 1..=rk.max_tiles() {
+                let mut rows = Vec::new();
+                for rank in 0..rk.size(n) {
+                    rk.unrank_into(n, rank, &mut rows);
+                    assert_eq!(conjugate_rank(&rk, &rows), rk.rank_rows(&conjugate_rows(&rows)), "{rows:?}");
+                }
+            }
+        }
+    }
 }
