@@ -87,6 +87,9 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     // Refuse at once, before the directory is created, a run with a level
     // that would not fit even in a window of its own.
     let hold = holding(opts.max_memory, comm);
+    if let Some(w) = opts.work_dir.as_ref().filter(|w| w.exists() && !w.is_dir()) {
+        return Err(JobError::Invalid(format!("--work-dir {}: a file, not a directory", w.display())));
+    }
     let fresh = plan.manifest(&ranking);
     let known = dir.read_manifest().ok().filter(|m| !opts.force && m.same_job(&fresh));
     check_run_memory(&ranking, plan, known.as_ref().unwrap_or(&fresh), opts.max_memory, hold)?;

@@ -228,8 +228,7 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 /// Refuses a run, before it starts, with a level after those `resumed`
-/// holds that would not fit ([`check_memory`] for every level left): what
-/// a run checks first, and what a dry run reports.
+/// holds that would not fit ([`check_memory`] for every level left).
 ///
 /// # Errors
 /// [`JobError::Memory`] for the first level that would not fit.
@@ -238,6 +237,42 @@ pub fn check_run_memory(ranking: &Ranking, plan: &Plan, resumed: &Manifest, limi
         check_memory(ranking, plan, n, resumed, limit, hold)?;
     }
     Ok(())
+}
+
+/// What a dry run reports: the first level after those `resumed` holds
+/// that would not fit, and why (the check of [`check_run_memory`], without
+/// its advice on resuming).
+pub fn first_shortfall(ranking: &Ranking, plan: &Plan, resumed: &Manifest, limit: Option<u64>, hold: Holding) -> Option<String> {
+    (resumed.levels_complete + 1..=ranking.max_tiles()).find_map(|n| shortfall(ranking, plan, n, resumed, limit, hold).map(|(why, _)| why))
+}
+
+/// Why level `n` would not fit, with the advice for a run stopped there.
+fn shortfall(
+    ranking: &Ranking,
+    plan: &Plan,
+    n: u32,
+    manifest: &Manifest,
+    limit: Option<u64>,
+    hold: Holding,
+) -> Option<(String, &'static str)> {
+    let need = estimate_level_bytes(ranking, plan, n, manifest, hold);
+    if let Some(limit) = limit {
+        (need > limit).then(|| {
+            (
+                format!("level {n} needs about {}, more than --max-memory ({})", human_bytes(need), human_bytes(limit)),
+                "rerun with a larger limit",
+            )
+        })
+    } else {
+        let avail = available_memory()?;
+        let held = current_rss_kib() * 1024;
+        (need.saturating_sub(held) > avail).then(|| {
+            (
+                format!("level {n} needs about {}, only {} is available", human_bytes(need), human_bytes(avail + held)),
+                "rerun on a larger machine (or more processes)",
+            )
+        })
+    }
 }
 
 /// Refuses to start level `n` when its estimate exceeds `limit` (or, with
@@ -253,28 +288,11 @@ pub fn check_memory(
     limit: Option<u64>,
     hold: Holding,
 ) -> Result<(), JobError> {
-    let need = estimate_level_bytes(ranking, plan, n, manifest, hold);
+    let Some((why, advice)) = shortfall(ranking, plan, n, manifest, limit, hold) else { return Ok(()) };
     let done = manifest.levels_complete;
     let kept = if done > 0 { format!("levels 1..={done} are complete and kept") } else { "no level is complete yet".to_string() };
-    if let Some(limit) = limit {
-        if need > limit {
-            return Err(JobError::Memory(format!(
-                "level {n} needs about {}, more than --max-memory ({}); {kept}: rerun with a larger limit to resume",
-                human_bytes(need),
-                human_bytes(limit)
-            )));
-        }
-    } else if let Some(avail) = available_memory() {
-        let held = current_rss_kib() * 1024;
-        if need.saturating_sub(held) > avail {
-            return Err(JobError::Memory(format!(
-                "level {n} needs about {}, only {} is available; {kept}: rerun on a larger machine (or more processes) to resume",
-                human_bytes(need),
-                human_bytes(avail + held)
-            )));
-        }
-    }
-    Ok(())
+    let then = if done > 0 { "to resume" } else { "to start" };
+    Err(JobError::Memory(format!("{why}; {kept}: {advice} {then}")))
 }
 
 #[cfg(test)]

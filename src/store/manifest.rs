@@ -121,8 +121,16 @@ impl Manifest {
         // Format and version first, so that a newer manifest is reported as such.
         let loose: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| ManifestError::Invalid { path: path.display().to_string(), what: e.to_string() })?;
-        if loose.get("format").and_then(|f| f.as_str()) != Some(FORMAT_NAME) {
-            return Err(ManifestError::Invalid { path: path.display().to_string(), what: format!("format is not {FORMAT_NAME:?}") });
+        match loose.get("format").and_then(|f| f.as_str()) {
+            Some(FORMAT_NAME) => {}
+            // The n-dimensional tables (`crate::nd`) name their own reader.
+            Some(nd @ "chomp-nd-tables") => {
+                return Err(ManifestError::Invalid {
+                    path: path.display().to_string(),
+                    what: format!("format is {nd:?}, n-dimensional tables: `chomp nd --tables DIR` reads them, `--verify` checks them"),
+                })
+            }
+            _ => return Err(ManifestError::Invalid { path: path.display().to_string(), what: format!("format is not {FORMAT_NAME:?}") }),
         }
         if !matches!(loose.get("format_version").and_then(|v| v.as_u64()), Some(v) if v == VERSION as u64 || v == VERSION_SHARDED as u64) {
             return Err(ManifestError::Invalid {

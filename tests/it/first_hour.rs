@@ -152,6 +152,11 @@ fn verify_refuses_an_incomplete_run_and_an_empty_sample() {
     let stderr = text(&o.stderr);
     assert!(stderr.contains("incomplete") && stderr.contains(&format!("{done} of 80 levels")), "{stderr}");
     assert_ok(&chomp(&["verify", "--tables", d, "--allow-incomplete"]), "verify --allow-incomplete");
+    // export reads an unfinished run too, with a warning.
+    let o = chomp(&["export", "--tables", d, "--format", "csv", "--max-entries", "100000000"]);
+    assert_ok(&o, "export of an unfinished run");
+    let warning = format!("an unfinished run: exporting its completed levels 1..={done} of 80");
+    assert!(text(&o.stderr).starts_with("warning: ") && text(&o.stderr).contains(&warning), "{}", text(&o.stderr));
 
     let small = tmp.path().join("small");
     chomp_solve(&small, &["--max-tiles", "12", "--quiet"]);
@@ -383,6 +388,28 @@ fn unwritable_output_force_and_nonsense_counts() {
         "{last}"
     );
     assert!(!small.exists(), "a dry run writes nothing");
+    assert!(!last.contains("resume"), "a dry run has nothing to resume: {last}");
+    // The run itself refuses before it starts, saying so.
+    let line = assert_one_line_error(
+        &chomp(&["solve", "--max-tiles", "85", "--max-memory", "5M", "--out", small.to_str().unwrap()]),
+        "a run over --max-memory",
+    );
+    assert!(line.ends_with("no level is complete yet: rerun with a larger limit to start"), "{line}");
+
+    // --work-dir naming a file is refused before anything is written.
+    let file = tmp.path().join("a-file");
+    fs::write(&file, "x").unwrap();
+    let line = assert_one_line_error(
+        &chomp(&["solve", "--max-tiles", "20", "--work-dir", file.to_str().unwrap(), "--out", small.to_str().unwrap()]),
+        "--work-dir naming a file",
+    );
+    assert!(line.contains("a file, not a directory") && !small.exists(), "{line}");
+
+    // verify on n-dimensional tables names the command that reads them.
+    let nd = tmp.path().join("nd");
+    assert_ok(&chomp(&["nd", "--dims", "2,2,2", "--out", nd.to_str().unwrap()]), "3-D tables");
+    let line = assert_one_line_error(&chomp(&["verify", "--tables", nd.to_str().unwrap()]), "verify on 3-D tables");
+    assert!(line.contains("chomp nd --tables DIR"), "{line}");
 
     // The bench's --dir must exist (it was created, and left behind).
     let nowhere = tmp.path().join("nowhere");

@@ -132,7 +132,8 @@ pub enum Command {
         out: PathBuf,
     },
     /// Write summary.csv, summary.json and grundy_histogram.csv of one or more runs (merged
-    /// level by level; they must agree where they overlap) and print the conjecture ratio's trend.
+    /// level by level; they must agree where they overlap) and, for runs reaching 92 tiles,
+    /// print the conjecture ratio's trend (a least-squares line from 90 tiles on).
     Summary {
         /// Table directories to read (repeat to merge; an unfinished run gives its completed levels).
         #[arg(long, value_name = "DIR", required = true)]

@@ -43,6 +43,16 @@ enum What {
 
 pub fn export(args: &ExportArgs) -> Result<ExitCode, String> {
     let tables = Tables::open(&args.tables).map_err(|e| e.to_string())?;
+    let m = tables.manifest();
+    if !m.complete {
+        // Still exported (a run may be read while it runs), but not silently.
+        eprintln!(
+            "warning: {}: an unfinished run: exporting its completed levels 1..={} of {}",
+            args.tables.display(),
+            m.levels_complete,
+            m.universe.max_tiles()
+        );
+    }
     let what = match args.what {
         What::Losses => ExportWhat::Losses,
         What::Positions => ExportWhat::Positions,

@@ -220,6 +220,8 @@ pub fn summary(dirs: &[PathBuf], out: &Path) -> Result<ExitCode, String> {
             t.at(t.to as f64),
             t.to
         );
+    } else if !levels.is_empty() {
+        println!("conjecture ratio: no trend line (it is fitted from {} tiles on, with 3 levels at least)", plot::TREND_FROM);
     }
     Ok(ExitCode::SUCCESS)
 }

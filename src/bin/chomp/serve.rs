@@ -104,8 +104,17 @@ fn probe_error(e: ProbeError) -> ApiError {
 }
 
 /// The query string as a map, or a 400.
-fn params(q: Result<Query<HashMap<String, String>>, QueryRejection>) -> Result<HashMap<String, String>, ApiError> {
-    q.map(|Query(m)| m).map_err(|e| bad(format!("invalid query string: {e}")))
+fn params(q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<HashMap<String, String>, ApiError> {
+    let Query(pairs) = q.map_err(|e| bad(format!("invalid query string: {e}")))?;
+    let mut m = HashMap::new();
+    for (key, value) in pairs {
+        // A repeated parameter is ambiguous: refused rather than one of them taken.
+        if m.contains_key(&key) {
+            return Err(bad(format!("parameter {key:?} given more than once")));
+        }
+        m.insert(key, value);
+    }
+    Ok(m)
 }
 
 fn required<'a>(m: &'a HashMap<String, String>, key: &str, example: &str) -> Result<&'a str, ApiError> {
@@ -125,7 +134,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError> + S
     tokio::task::spawn_blocking(f).await.map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, format!("internal error: {e}")))?
 }
 
-async fn query(State(s): State<Shared>, q: Result<Query<HashMap<String, String>>, QueryRejection>) -> Result<Response, ApiError> {
+async fn query(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Response, ApiError> {
     let p = position(&params(q)?)?;
     blocking(move || {
         let answer = s.source(&p)?.tables.answer(&p).map_err(probe_error)?;
@@ -134,7 +143,7 @@ async fn query(State(s): State<Shared>, q: Result<Query<HashMap<String, String>>
     .await
 }
 
-async fn play(State(s): State<Shared>, q: Result<Query<HashMap<String, String>>, QueryRejection>) -> Result<Response, ApiError> {
+async fn play(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Response, ApiError> {
     let m = params(q)?;
     let p = position(&m)?;
     let level: Level = required(&m, "level", "hard")?.parse().map_err(|e: player::LevelError| bad(e.to_string()))?;
@@ -161,7 +170,7 @@ fn side(m: &HashMap<String, String>, key: &str) -> Result<u32, ApiError> {
     }
 }
 
-async fn opening(State(s): State<Shared>, q: Result<Query<HashMap<String, String>>, QueryRejection>) -> Result<Response, ApiError> {
+async fn opening(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Response, ApiError> {
     let m = params(q)?;
     let (rows, cols) = (side(&m, "rows")?, side(&m, "cols")?);
     blocking(move || {
@@ -217,6 +226,27 @@ async fn not_found() -> ApiError {
     ApiError(StatusCode::NOT_FOUND, "no such endpoint: see GET /v1/query, /v1/play, /v1/openings, /v1/tables, /health".into())
 }
 
+/// Error answers made by the layers (405 for a method other than GET, 413
+/// for a body, 503 for a timeout) get the API's JSON body too.
+async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let what = match status {
+        StatusCode::METHOD_NOT_ALLOWED => "method not allowed: the API answers GET only".to_string(),
+        StatusCode::PAYLOAD_TOO_LARGE => "request body too large: the API takes no body".to_string(),
+        StatusCode::SERVICE_UNAVAILABLE => "the request took too long (see chomp serve --request-timeout)".to_string(),
+        s => s.canonical_reason().unwrap_or("error").to_lowercase(),
+    };
+    let mut json = ApiError(status, what).into_response();
+    if let Some(allow) = response.headers().get(header::ALLOW) {
+        json.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    json
+}
+
 /// A panic in a handler becomes a JSON 500; the server carries on.
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     ApiError(StatusCode::INTERNAL_SERVER_ERROR, "internal error".into()).into_response()
@@ -244,6 +274,7 @@ fn layers(routes: Router, request_timeout: Duration) -> Router {
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, request_timeout))
         .layer(RequestBodyLimitLayer::new(4096))
+        .layer(axum::middleware::map_response(json_errors))
         .layer(CorsLayer::new().allow_origin(Any).allow_methods([Method::GET]))
         .layer(
             TraceLayer::new_for_http()
@@ -376,8 +407,13 @@ mod tests {
 
     /// Status and body of `GET path` on `app`.
     async fn fetch(app: Router, path: &str) -> (StatusCode, String) {
+        send(app, Request::get(path).body(Body::empty()).unwrap()).await
+    }
+
+    /// Status and body of the answer to `request`.
+    async fn send(app: Router, request: Request<Body>) -> (StatusCode, String) {
         let svc = TowerToHyperService::new(app);
-        let response = hyper::service::Service::call(&svc, Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+        let response = hyper::service::Service::call(&svc, request).await.unwrap();
         let status = response.status();
         let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
         (status, String::from_utf8_lossy(&bytes).into_owned())
@@ -398,8 +434,32 @@ mod tests {
                 assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{path}");
                 assert!(body.contains("\"error\":\"internal error"), "{path}: {body}");
             }
-            assert_eq!(fetch(app.clone(), "/slow").await.0, StatusCode::SERVICE_UNAVAILABLE);
+            let (status, body) = fetch(app.clone(), "/slow").await;
+            assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+            assert!(body.contains("\"error\":\"the request took too long"), "{body}");
             assert_eq!(fetch(app, "/health").await, (StatusCode::OK, "{\"status\":\"ok\"}".to_string()));
+        });
+    }
+
+    #[test]
+    fn the_layers_errors_are_json_and_a_repeated_parameter_is_refused() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let echo = |q: Result<Query<Vec<(String, String)>>, QueryRejection>| async move {
+                params(q).map(|m| m.get("position").cloned().unwrap_or_default())
+            };
+            let app = layers(Router::new().route("/echo", get(echo)), Duration::from_secs(5));
+            assert_eq!(fetch(app.clone(), "/echo?position=3,1").await, (StatusCode::OK, "3,1".to_string()));
+            let (status, body) = fetch(app.clone(), "/echo?position=3,1&position=2").await;
+            assert_eq!(status, StatusCode::BAD_REQUEST);
+            assert!(body.contains("\"error\":\"parameter \\\"position\\\" given more than once"), "{body}");
+            let (status, body) = send(app.clone(), Request::post("/echo").body(Body::empty()).unwrap()).await;
+            assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+            assert!(body.contains("\"error\":\"method not allowed"), "{body}");
+            let big = Request::get("/echo").header(header::CONTENT_LENGTH, "10000").body(Body::from(vec![b'x'; 10000])).unwrap();
+            let (status, body) = send(app, big).await;
+            assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+            assert!(body.contains("\"error\":\"request body too large"), "{body}");
         });
     }
 }

@@ -31,8 +31,9 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
             let threads = rayon::current_num_threads() * comm.processes();
             print_preflight(&memory::preflight(&ranking, plan, resumed.levels_complete + 1, threads, hold), threads, true);
             // The run's own check before it starts, so that the dry run tells.
-            memory::check_run_memory(&ranking, plan, &resumed, flags.max_memory, hold)
-                .map_err(|e| format!("the run would stop before it starts: {e}"))?;
+            if let Some(why) = memory::first_shortfall(&ranking, plan, &resumed, flags.max_memory, hold) {
+                return Err(format!("the run would stop before it starts: {why}"));
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
