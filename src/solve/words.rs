@@ -17,10 +17,10 @@
 //! loss and marks its parents. Its bit set holds one bit per position, in
 //! word order: a word's index is the offset of its high bits (the words
 //! with smaller high bits and the right number of ones before it) plus the
-//! rank of its low 16 bits among the values with as many ones, two table
-//! look-ups (`C(32, 16)` bits, 72 MiB, for 16×16); a box of at most 28
-//! `rows + cols` indexes it by the word itself (`2^bits` bits, 32 MiB at
-//! 14×14) and looks nothing up. The arrangements of a stretch are read
+//! rank of its low 12 to 16 bits among the values with as many ones, two
+//! table look-ups (`C(32, 16)` bits, 72 MiB, for 16×16); a box of at most
+//! 26 `rows + cols` indexes it by the word itself (`2^bits` bits, 8 MiB at
+//! 13×13) and looks nothing up. The arrangements of a stretch are read
 //! from a table of the 16-bit values by number of ones. The work is shared
 //! by position in the word: a parent from a stretch whose top bit is `s`
 //! lies at least `2^(s−1)` words above its loss, so the other
@@ -45,14 +45,26 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// whose epochs hold less).
 pub const MAX_BITS: u32 = 34;
 
-/// Low bits of a word ranked by one table look-up.
+/// Bits of the arrangement table ([`Combos`]): the 16-bit values by number of ones.
 const LOW_BITS: u32 = 16;
 
 /// Boxes of at most this many `rows + cols` index their bit set by the
-/// word itself (`2^bits` bits: 32 MiB at 14×14), sparing the index's
-/// look-ups; larger ones use the compact index. The environment variable
+/// word itself (`2^bits` bits: 8 MiB at 13×13), sparing the index's
+/// look-ups; larger ones use the compact index, whose bits fit the caches
+/// better (14×14: 5 MiB instead of 32). The environment variable
 /// `CHOMP_WORDS_DIRECT` overrides it (tests, tuning).
-const DIRECT_BITS: u32 = 28;
+const DIRECT_BITS: u32 = 26;
+
+/// Low bits of a word that the compact index ranks by one look-up; the
+/// high bits select an offset. `bits − 16` within `12..=16` keeps both
+/// tables small (14×14: 2^16 offsets, 512 KiB, and 2^12 ranks; 16×16:
+/// 2^16 of each). Measured (`chomp bench --rows R --cols R`, medians):
+/// 14×14 at 12 bits 401–448 ms against 464–537 ms direct, 15×15 at 14 bits
+/// 1.81–1.96 s against 2.00–2.12 s at 16. `CHOMP_WORDS_LOW` overrides it.
+fn index_low(bits: u32) -> u32 {
+    let low = std::env::var("CHOMP_WORDS_LOW").ok().and_then(|v| v.parse().ok()).unwrap_or(bits.saturating_sub(16).clamp(12, 16));
+    low.min(LOW_BITS).min(bits)
+}
 
 fn direct_bits() -> u32 {
     std::env::var("CHOMP_WORDS_DIRECT").ok().and_then(|v| v.parse().ok()).unwrap_or(DIRECT_BITS)
@@ -85,12 +97,8 @@ pub fn bytes(universe: &Universe) -> Option<u64> {
     (whole && r >= 1 && c >= 1 && bits <= MAX_BITS).then(|| {
         // The table of the 16-bit values and their ranks ([`Combos`]), in both indices.
         let table = 6 << LOW_BITS;
-        if bits <= direct_bits() {
-            let total = 1u64 << bits;
-            return total.div_ceil(64) * 8 + ring_bits(far_bit(bits), total) / 8 + table;
-        }
-        let (high, total) = (1u64 << bits.saturating_sub(LOW_BITS), choose(bits, c));
-        total.div_ceil(64) * 8 + ring_bits(far_bit(bits), total) / 8 + high * 8 + table
+        let index = Index::new(bits, c, bits <= direct_bits());
+        index.total.div_ceil(64) * 8 + index.ring_bits(far_bit(bits)) / 8 + index.off.len() as u64 * 8 + table
     })
 }
 
@@ -126,12 +134,6 @@ fn far_bit(bits: u32) -> u32 {
 /// stretch then), at least 7 (far parents at least a set word ahead).
 fn usable_far(far: u32, bits: u32) -> u32 {
     far.min(bits).max(7)
-}
-
-/// Bits of the scan's ring for the near stretches' marks: they land less
-/// than `2^far` words, hence indices, ahead, and there are `total` indices.
-fn ring_bits(far: u32, total: u64) -> u64 {
-    (1u64 << (far + 1)).min(total.next_power_of_two()).max(64)
 }
 
 /// Losses queued for the helpers at most (a ring, smaller for small boxes;
@@ -302,7 +304,7 @@ struct Index {
     bits: u32,
     /// Ones of a word.
     cols: u32,
-    /// Low bits ranked by one look-up in [`Combos`] (`min(bits, LOW_BITS)`;
+    /// Low bits ranked by one look-up in [`Combos`] ([`index_low`];
     /// the values below `2^low` come first among the 16-bit values of as
     /// many ones, so the 16-bit table ranks them too).
     low: u32,
@@ -325,7 +327,7 @@ impl Index {
         if direct {
             return Index { bits, cols, low: bits, combos, rank: &combos.rank, off: Vec::new(), total: 1 << bits, direct: true };
         }
-        let low = bits.min(LOW_BITS);
+        let low = index_low(bits);
         let mut off = Vec::with_capacity((1 << (bits - low)) + 1);
         let mut total = 0u64;
         for h in 0..1u64 << (bits - low) {
@@ -334,6 +336,26 @@ impl Index {
         }
         off.push(total);
         Index { bits, cols, low, combos, rank: &combos.rank, off, total, direct: false }
+    }
+
+    /// Bits of the scan's ring for the near stretches' marks. A near parent
+    /// lies less than `2^far` words above its loss, so less than `2^far`
+    /// indices in the direct index, and in the compact one less than the
+    /// words of `cols` ones whose high bits are among the `2^(far − low) +
+    /// 1` values that such a window reaches (14×14: 2 MiB instead of 8).
+    /// The scan clears a ring word once past it, so the ring holds the span
+    /// and a word more.
+    fn ring_bits(&self, far: u32) -> u64 {
+        (self.near_span(far) + 128).next_power_of_two().min(self.total.next_power_of_two()).max(64)
+    }
+
+    /// How many indices above its loss a near parent may lie (at most).
+    fn near_span(&self, far: u32) -> u64 {
+        if self.direct || far < self.low {
+            return 1u64 << far;
+        }
+        let (blocks, high) = (1usize << (far - self.low), self.off.len() - 1);
+        (0..high).map(|h| self.off[(h + blocks + 1).min(high)] - self.off[h]).max().unwrap_or(0)
     }
 
     /// The index of word `w` (with `cols` ones).
@@ -417,12 +439,12 @@ impl Sieve<'_> {
 
     /// The scan, in increasing word order; returns the loss words and the
     /// marks it made by level. The near stretches' marks go to a ring of
-    /// bits that follows the scan ([`ring_bits`]); with helpers, each loss is queued for
+    /// bits that follows the scan ([`Index::ring_bits`]); with helpers, each loss is queued for
     /// them (its far stretches), else this thread marks those too.
     fn scan(&self, helpers: usize, shared: &Shared, top: usize) -> (Vec<u64>, Vec<u64>) {
         let index = self.index;
         let reach = 1u64 << (self.far - 1);
-        let ring_mask = ring_bits(self.far, index.total) / 64 - 1;
+        let ring_mask = index.ring_bits(self.far) / 64 - 1;
         let mut ring = vec![0u64; ring_mask as usize + 1];
         let mut losses = Vec::new();
         let mut marks = vec![0u64; top + 1];
@@ -711,7 +733,7 @@ mod tests {
         for (r, c) in small.into_iter().chain([(12, 12)]) {
             let ranking = Ranking::new(&Universe::boxed(r, c)).unwrap();
             let expected = level_losses(&ranking).unwrap();
-            let (threads, fars) = if r < 12 { (&[1, 2, 3][..], &[7, 9, 12, 64][..]) } else { (&[2][..], &[7][..]) };
+            let (threads, fars) = if r < 12 { (&[1, 2, 3][..], &[7, 9, 12, 64][..]) } else { (&[2][..], &[7, 16][..]) };
             for &threads in threads {
                 for &far in fars {
                     for direct in [false, true] {
@@ -719,6 +741,36 @@ mod tests {
                         assert_eq!(got.ranks, expected, "{r}x{c} box, {threads} threads, far stretches from bit {far}, direct {direct}");
                         let parents: u64 = got.marks.iter().sum();
                         assert!(expected.len() < 3 || parents > 0, "{r}x{c}: parents are counted");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_ring_holds_every_near_parents_index() {
+        // A near parent lies less than 2^far words above its loss: the
+        // valid words in that window must fit the ring with a word to spare
+        // (or the ring covers every index).
+        for (r, c) in [(6, 8), (7, 9), (9, 11), (8, 5)] {
+            let bits = r + c;
+            let mut before = vec![0u64; (1 << bits) + 1];
+            for w in 0..1u64 << bits {
+                before[w as usize + 1] = before[w as usize] + (w.count_ones() == c) as u64;
+            }
+            for direct in [false, true] {
+                let index = Index::new(bits, c, direct);
+                assert!(direct || index.low < bits, "{r}x{c}: the compact index has high bits");
+                for far in 7..=bits {
+                    let (ring, bound) = (index.ring_bits(far), index.near_span(far));
+                    for l in (0..1u64 << bits).filter(|w| w.count_ones() == c) {
+                        let end = (l + (1 << far)).min(1 << bits) as usize;
+                        let span = if direct { end as u64 - l - 1 } else { before[end] - before[l as usize + 1] };
+                        assert!(span < bound, "{r}x{c}, far {far}, direct {direct}: {span} indices ahead, {bound} allowed");
+                        assert!(
+                            span + 64 <= ring || ring >= index.total,
+                            "{r}x{c}, far {far}, direct {direct}: {span} indices ahead, a ring of {ring}"
+                        );
                     }
                 }
             }
