@@ -559,22 +559,24 @@ impl Sieve<'_> {
             }
         };
         valleys(l, self.index.bits, |zlo, zhi, olo, ohi| {
+            // The stretches whose top bit is `s`, of every length: their
+            // parents are the words with `s` set and any arrangement below
+            // it, down to `olo`, of the valley's other bits (the lowest
+            // zero of the arrangement ends the stretch it undoes).
+            let ones = (ohi - olo) as u32;
             for s in zlo..=zhi {
-                let u = (s - zlo + 1) as u32;
                 let is_far = s as u32 >= self.far;
                 if (is_far && part == Part::Near) || (!is_far && part == Part::Far) {
                     continue;
                 }
-                for q in olo..=ohi {
-                    let v = (ohi - q + 1) as u32;
-                    let stretch = ((1u64 << (s - q + 1)) - 1) << q;
-                    let base = (l & !stretch) | 1 << s;
-                    count += if is_far {
-                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, &mut |w| far(self.index.of(w)))
-                    } else {
-                        self.stretch(base, q as u32 + 1, u + v - 2, v - 1, &mut |w| near(self.index.of(w)))
-                    };
-                }
+                let stretch = ((1u64 << (s - olo + 1)) - 1) << olo;
+                let base = (l & !stretch) | 1 << s;
+                let len = (s - olo) as u32;
+                count += if is_far {
+                    self.stretch(base, olo as u32, len, ones, &mut |w| far(self.index.of(w)))
+                } else {
+                    self.stretch(base, olo as u32, len, ones, &mut |w| near(self.index.of(w)))
+                };
             }
         });
         for &i in &queued[..len] {
