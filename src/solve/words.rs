@@ -124,9 +124,12 @@ pub struct BoxLosses {
 /// fifths of the marks, and the scan may run `2^28` words ahead of the
 /// helpers. Measured at 16×16 on 2 cores (min of 3): far 21 8.9 s (with
 /// L-shaped losses shared by both threads), 25 7.5 s, 27 6.5 s, 29 6.6 s;
-/// one thread alone 7.5 s.
+/// one thread alone 7.5 s. Boxes to 28 bits give the helper the top two
+/// bits only (`chomp bench`, medians of four rounds: 12×12 far 21 21.3–25.8
+/// ms, 22 18.7–20.6 ms, 23 22.5–24.9 ms; 14×14 far 25 375–386 ms, 26
+/// 317–354 ms).
 fn far_bit(bits: u32) -> u32 {
-    let default = bits.saturating_sub(3).max(8);
+    let default = bits.saturating_sub(if bits <= 28 { 2 } else { 3 }).max(8);
     usable_far(std::env::var("CHOMP_WORDS_FAR").ok().and_then(|v| v.parse().ok()).unwrap_or(default), bits)
 }
 
