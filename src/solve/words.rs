@@ -21,7 +21,10 @@
 //! table look-ups (`C(32, 16)` bits, 72 MiB, for 16×16); a box of at most
 //! 26 `rows + cols` indexes it by the word itself (`2^bits` bits, 8 MiB at
 //! 13×13) and looks nothing up. The arrangements of a stretch are read
-//! from a table of the 16-bit values by number of ones. The work is shared
+//! from a table of the 16-bit values by number of ones; those of a stretch
+//! that ends at bit 0 are consecutive indices of the compact index (the
+//! words of the same high bits and as many ones below), set a word at a
+//! time. The work is shared
 //! by position in the word: a parent from a stretch whose top bit is `s`
 //! lies at least `2^(s−1)` words above its loss, so the other
 //! threads mark the parents of the high stretches (`s ≥ FAR`) of each loss
@@ -428,15 +431,20 @@ impl Sieve<'_> {
     /// Marks bit `i` of the far set.
     #[inline(always)]
     fn mark_far(&self, i: u64, atomic: bool) {
-        let word = &self.set[(i >> 6) as usize];
-        let bit = 1u64 << (i & 63);
+        self.mark_far_word((i >> 6) as usize, 1 << (i & 63), atomic);
+    }
+
+    /// Marks the bits `mask` of word `k` of the far set.
+    #[inline(always)]
+    fn mark_far_word(&self, k: usize, mask: u64, atomic: bool) {
+        let word = &self.set[k];
         let old = word.load(Ordering::Relaxed);
         if !atomic {
             // No other thread writes the set: a plain store, unconditional
             // (a branch on a missed load would stall when mispredicted).
-            word.store(old | bit, Ordering::Relaxed);
-        } else if old & bit == 0 {
-            word.fetch_or(bit, Ordering::Relaxed);
+            word.store(old | mask, Ordering::Relaxed);
+        } else if old & mask != mask {
+            word.fetch_or(mask, Ordering::Relaxed);
         }
     }
 
@@ -484,7 +492,29 @@ impl Sieve<'_> {
                 }
                 from = b + 1;
                 // A loss: its near parents now, its far ones by a helper.
-                let count = self.push(w, part, &mut |i| ring[((i >> 6) & ring_mask) as usize] |= 1 << (i & 63));
+                let count = if index.direct {
+                    self.push(w, part, &mut |i, _| ring[((i >> 6) & ring_mask) as usize] |= 1 << (i & 63))
+                } else {
+                    // Consecutive marks often share a ring word: they are
+                    // gathered in a register (a chain of read-modify-writes
+                    // of one word waits on each store, and the ring exceeds
+                    // the L2 cache).
+                    let (mut at, mut bits) = (slot, 0u64);
+                    let count = self.push(w, part, &mut |i, n| {
+                        if n == 1 {
+                            let word = ((i >> 6) & ring_mask) as usize;
+                            if word != at {
+                                ring[at] |= bits;
+                                (at, bits) = (word, 0);
+                            }
+                            bits |= 1 << (i & 63);
+                        } else {
+                            set_range(&mut ring, ring_mask, i, i + n);
+                        }
+                    });
+                    ring[at] |= bits;
+                    count
+                };
                 if helpers > 0 {
                     let n = losses.len() as u64;
                     let mut spins = 0;
@@ -524,7 +554,7 @@ impl Sieve<'_> {
                 if i % helpers as u64 == h as u64 {
                     let w = shared.queue[(i % shared.queue.len() as u64) as usize].load(Ordering::Relaxed);
                     let (n, rank) = word_level_rank(w, self.index.bits, ranking);
-                    marks[n as usize] += self.push(w, Part::Far, &mut |_| unreachable!("far stretches only"));
+                    marks[n as usize] += self.push(w, Part::Far, &mut |_, _| unreachable!("far stretches only"));
                     ranks[n as usize].push(rank);
                 }
                 shared.done[h].store(i + 1, Ordering::Release);
@@ -539,9 +569,9 @@ impl Sieve<'_> {
     }
 
     /// Marks the parents of loss `l` from its stretches of `part` (the near
-    /// ones through `near(index)`, the far ones in the far set); returns
-    /// their number.
-    fn push(&self, l: u64, part: Part, near: &mut impl FnMut(u64)) -> u64 {
+    /// ones through `near(index, n)`: the `n` indices from `index` on, the
+    /// far ones in the far set); returns their number.
+    fn push(&self, l: u64, part: Part, near: &mut impl FnMut(u64, u64)) -> u64 {
         let mut count = 0;
         // Several helpers write the same set words.
         let atomic = !self.one_writer;
@@ -575,15 +605,33 @@ impl Sieve<'_> {
                 // (its own bit, which the scan no longer reads), and it is
                 // not counted.
                 let top = far_from.min(zhi + 1);
-                let stretch = ((1u64 << (top - olo)) - 1) << olo;
-                let base = l & !stretch;
-                count += self.stretch(base, olo as u32, (top - olo) as u32, ones + 1, &mut |w| near(self.index.of(w))) - 1;
+                if olo == 0 && !self.index.direct {
+                    // The stretch ends at bit 0: its arrangements are the
+                    // words of their high bits and as many ones below,
+                    // consecutive in the compact index from the loss's own
+                    // (the smallest) on.
+                    let n = self.index.combos.binomial[top as usize][ones as usize + 1];
+                    near(self.index.of(l), n);
+                    count += n - 1;
+                } else {
+                    let stretch = ((1u64 << (top - olo)) - 1) << olo;
+                    let base = l & !stretch;
+                    count += self.stretch(base, olo as u32, (top - olo) as u32, ones + 1, &mut |w| near(self.index.of(w), 1)) - 1;
+                }
             }
             if part != Part::Near {
                 for s in far_from..=zhi {
                     let stretch = ((1u64 << (s - olo + 1)) - 1) << olo;
                     let base = (l & !stretch) | 1 << s;
-                    count += self.stretch(base, olo as u32, (s - olo) as u32, ones, &mut |w| far(self.index.of(w)));
+                    if olo == 0 && !self.index.direct {
+                        // Consecutive indices, as for the near stretches.
+                        let n = self.index.combos.binomial[s as usize][ones as usize];
+                        let start = self.index.of(base | ((1 << ones) - 1));
+                        for_words(start, start + n, |k, mask| self.mark_far_word(k as usize, mask, atomic));
+                        count += n;
+                    } else {
+                        count += self.stretch(base, olo as u32, (s - olo) as u32, ones, &mut |w| far(self.index.of(w)));
+                    }
                 }
             }
         });
@@ -600,6 +648,27 @@ impl Sieve<'_> {
     fn stretch(&self, base: u64, lo: u32, m: u32, k: u32, mark: &mut impl FnMut(u64)) -> u64 {
         combinations(k, m, |x| mark(base | x << lo))
     }
+}
+
+/// Calls `f(k, mask)` for the bit set's words `k` that the bits `start..end` (`start < end`) touch, with those bits.
+#[inline(always)]
+fn for_words(start: u64, end: u64, mut f: impl FnMut(u64, u64)) {
+    let (first, last) = (start >> 6, (end - 1) >> 6);
+    let head = u64::MAX << (start & 63);
+    let tail = u64::MAX >> (63 - ((end - 1) & 63));
+    if first == last {
+        return f(first, head & tail);
+    }
+    f(first, head);
+    for k in first + 1..last {
+        f(k, u64::MAX);
+    }
+    f(last, tail);
+}
+
+/// Sets the bits `start..end` of the ring `ring` (`ring_mask + 1` words; `end − start` less than its bits).
+fn set_range(ring: &mut [u64], ring_mask: u64, start: u64, end: u64) {
+    for_words(start, end, |k, mask| ring[(k & ring_mask) as usize] |= mask);
 }
 
 /// Calls `f(zlo, zhi, olo, ohi)` for every run of zeros `zhi..=zlo` of the
@@ -693,6 +762,8 @@ struct Combos {
     start: [usize; 18],
     /// `count[m][j]`: `C(m, j)`, the values below `2^m` with `j` ones.
     count: [[u32; 17]; 17],
+    /// `binomial[n][k]`: `C(n, k)` for words of up to [`MAX_BITS`] bits.
+    binomial: [[u64; MAX_BITS as usize + 1]; MAX_BITS as usize + 1],
 }
 
 impl Combos {
@@ -724,7 +795,13 @@ fn combos() -> &'static Combos {
                 *c = choose(m as u32, j as u32) as u32;
             }
         }
-        Combos { values, rank, start, count }
+        let mut binomial = [[0u64; MAX_BITS as usize + 1]; MAX_BITS as usize + 1];
+        for (n, row) in binomial.iter_mut().enumerate() {
+            for (k, c) in row.iter_mut().enumerate() {
+                *c = choose(n as u32, k as u32);
+            }
+        }
+        Combos { values, rank, start, count, binomial }
     })
 }
 
@@ -814,6 +891,24 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn for_words_touches_exactly_the_bits_of_a_range() {
+        for start in 0..200u64 {
+            for end in start + 1..start + 200 {
+                let mut got = vec![0u64; 7];
+                for_words(start, end, |k, mask| {
+                    assert_eq!(got[k as usize] & mask, 0, "{start}..{end}: word {k} twice");
+                    got[k as usize] |= mask;
+                });
+                let mut expected = vec![0u64; 7];
+                for i in start..end {
+                    expected[(i >> 6) as usize] |= 1 << (i & 63);
+                }
+                assert_eq!(got, expected, "{start}..{end}");
             }
         }
     }
