@@ -29,7 +29,11 @@
 //! lies at least `2^(s−1)` words above its loss, so the other
 //! threads mark the parents of the high stretches (`s ≥ FAR`) of each loss
 //! while the scanning thread goes on, waiting only when it comes within
-//! `2^(FAR−1)` words of a loss whose far parents are still being marked.
+//! `2^(FAR−1)` words of a loss whose far parents are still being marked. A
+//! helper marks a loss's stretches by increasing top bit and, for a loss
+//! with many, says after each how far the scan may go (`l + 2^s`): the
+//! scan waits for the stretches it is about to reach, not for the whole
+//! loss.
 //!
 //! The level sieve ([`super::sieve`]) computes the same losses; the driver
 //! uses this one for a box of one process whose bit set fits in memory
@@ -171,6 +175,7 @@ fn box_losses_with(ranking: &Ranking, threads: usize, far: u32, direct: bool) ->
         queue,
         published: AtomicU64::new(0),
         done: (0..helpers).map(|_| AtomicU64::new(0)).collect(),
+        ahead: (0..helpers).map(|_| AtomicU64::new(0)).collect(),
         finished: AtomicBool::new(false),
     };
     let top = (r * c) as usize;
@@ -263,6 +268,9 @@ struct Shared {
     /// `done[h]`: losses that helper `h` has gone through (it marks the far
     /// parents of losses `i` with `i % helpers == h`).
     done: Vec<AtomicU64>,
+    /// `ahead[h]`: while helper `h` marks loss `done[h]`, the parents it has
+    /// still to mark lie at `ahead[h]` or above (0: no such word said).
+    ahead: Vec<AtomicU64>,
     /// No more losses will be queued.
     finished: AtomicBool,
 }
@@ -271,6 +279,34 @@ impl Shared {
     /// Whether every helper has gone through loss `i`.
     fn is_done(&self, i: u64) -> bool {
         self.done.iter().all(|d| d.load(Ordering::Acquire) > i)
+    }
+
+    /// Every word below the bound may be read, as far as the losses
+    /// `oldest..` (`losses`: every loss queued) are concerned: the far
+    /// parents still to mark lie above it. Moves `oldest` past the losses
+    /// whose helper is done with them.
+    fn bound(&self, losses: &[u64], oldest: &mut u64, reach: u64) -> u64 {
+        let helpers = self.done.len() as u64;
+        let done = |j: u64| self.done[(j % helpers) as usize].load(Ordering::Acquire);
+        while (*oldest as usize) < losses.len() && done(*oldest) > *oldest {
+            *oldest += 1;
+        }
+        let mut bound = u64::MAX;
+        for (j, &l) in losses.iter().enumerate().skip(*oldest as usize) {
+            // The losses' own bounds (their far parents' least distance) grow with `j`.
+            if l + reach >= bound {
+                break;
+            }
+            let (j, h) = (j as u64, (j as u64 % helpers) as usize);
+            let d = self.done[h].load(Ordering::Acquire);
+            if d > j {
+                continue;
+            }
+            // Its helper at work on it: how far it has come.
+            let ahead = if d == j { self.ahead[h].load(Ordering::Acquire) } else { 0 };
+            bound = bound.min((l + reach).max(ahead));
+        }
+        bound
     }
 }
 
@@ -282,16 +318,6 @@ fn pause(spins: &mut u32) {
         std::thread::yield_now();
     }
     *spins += 1;
-}
-
-/// Which stretches of a loss to push.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Part {
-    /// Top bit below `far`: parents less than `2^far` words above the loss.
-    Near,
-    /// Top bit at least `far`: parents at least `2^(far−1)` words above.
-    Far,
-    Both,
 }
 
 /// `C(n, k)` (`n <= 64`).
@@ -461,7 +487,8 @@ impl Sieve<'_> {
         let mut marks = vec![0u64; top + 1];
         // Losses before `oldest` have all their parents marked.
         let mut oldest = 0u64;
-        let part = if helpers == 0 { Part::Both } else { Part::Near };
+        // Every word below `safe` has its far marks (a bound known, renewed when reached).
+        let mut safe = 0u64;
         let mut high = 0u64; // the high bits of the index looked at
         for k in 0..index.total.div_ceil(64) {
             let slot = (k & ring_mask) as usize;
@@ -476,31 +503,32 @@ impl Sieve<'_> {
                 let b = clear.trailing_zeros() as u64;
                 let i = k * 64 + b;
                 let w = index.word_at(i, &mut high);
-                if helpers > 0 && oldest < losses.len() as u64 && losses[oldest as usize] + reach <= w {
-                    // Every loss at least `reach` below this word must have
-                    // had its far parents marked: wait, then look again.
+                if helpers > 0 && w >= safe && oldest < losses.len() as u64 && losses[oldest as usize] + reach <= w {
+                    // Far parents of a loss at least `reach` below may still
+                    // land here: a new bound (waiting until it passes this
+                    // word), then look at the set word again (`clear` was
+                    // read before the marks the bound vouches for).
                     let mut spins = 0;
-                    while oldest < losses.len() as u64 && losses[oldest as usize] + reach <= w {
-                        if shared.is_done(oldest) {
-                            oldest += 1;
-                            spins = 0;
-                        } else {
-                            pause(&mut spins);
+                    loop {
+                        safe = shared.bound(&losses, &mut oldest, reach);
+                        if w < safe {
+                            break;
                         }
+                        pause(&mut spins);
                     }
                     continue;
                 }
                 from = b + 1;
                 // A loss: its near parents now, its far ones by a helper.
-                let count = if index.direct {
-                    self.push(w, part, &mut |i, _| ring[((i >> 6) & ring_mask) as usize] |= 1 << (i & 63))
+                let mut count = if index.direct {
+                    self.push_near(w, &mut |i, _| ring[((i >> 6) & ring_mask) as usize] |= 1 << (i & 63))
                 } else {
                     // Consecutive marks often share a ring word: they are
                     // gathered in a register (a chain of read-modify-writes
                     // of one word waits on each store, and the ring exceeds
                     // the L2 cache).
                     let (mut at, mut bits) = (slot, 0u64);
-                    let count = self.push(w, part, &mut |i, n| {
+                    let count = self.push_near(w, &mut |i, n| {
                         if n == 1 {
                             let word = ((i >> 6) & ring_mask) as usize;
                             if word != at {
@@ -515,7 +543,9 @@ impl Sieve<'_> {
                     ring[at] |= bits;
                     count
                 };
-                if helpers > 0 {
+                if helpers == 0 {
+                    count += self.push_far(w, &mut |_| {});
+                } else {
                     let n = losses.len() as u64;
                     let mut spins = 0;
                     while n - oldest >= shared.queue.len() as u64 {
@@ -527,6 +557,8 @@ impl Sieve<'_> {
                     }
                     shared.queue[(n % shared.queue.len() as u64) as usize].store(w, Ordering::Relaxed);
                     shared.published.store(n + 1, Ordering::Release);
+                    // Its far parents lie at least `reach` above it.
+                    safe = safe.min(w + reach);
                 }
                 marks[word_tiles(w, self.index.bits)] += count;
                 losses.push(w);
@@ -553,11 +585,16 @@ impl Sieve<'_> {
             if shared.published.load(Ordering::Acquire) > i {
                 if i % helpers as u64 == h as u64 {
                     let w = shared.queue[(i % shared.queue.len() as u64) as usize].load(Ordering::Relaxed);
+                    let count = self.push_far(w, &mut |d| shared.ahead[h].store(d, Ordering::Release));
+                    // Before `done`: the scan reads `ahead` only for the loss `done` names.
+                    shared.ahead[h].store(0, Ordering::Relaxed);
+                    shared.done[h].store(i + 1, Ordering::Release);
                     let (n, rank) = word_level_rank(w, self.index.bits, ranking);
-                    marks[n as usize] += self.push(w, Part::Far, &mut |_, _| unreachable!("far stretches only"));
+                    marks[n as usize] += count;
                     ranks[n as usize].push(rank);
+                } else {
+                    shared.done[h].store(i + 1, Ordering::Release);
                 }
-                shared.done[h].store(i + 1, Ordering::Release);
                 i += 1;
                 spins = 0;
             } else if shared.finished.load(Ordering::Acquire) && shared.published.load(Ordering::Acquire) <= i {
@@ -568,73 +605,94 @@ impl Sieve<'_> {
         }
     }
 
-    /// Marks the parents of loss `l` from its stretches of `part` (the near
-    /// ones through `near(index, n)`: the `n` indices from `index` on, the
-    /// far ones in the far set); returns their number.
-    fn push(&self, l: u64, part: Part, near: &mut impl FnMut(u64, u64)) -> u64 {
+    /// Marks the parents of loss `l` from its near stretches (top bit below
+    /// `far`) through `near(index, n)` (the `n` indices from `index` on);
+    /// returns their number.
+    fn push_near(&self, l: u64, near: &mut impl FnMut(u64, u64)) -> u64 {
         let mut count = 0;
-        // Several helpers write the same set words.
+        valleys(l, self.index.bits, |zlo, zhi, olo, ohi| {
+            // The stretches whose top bit is `s`, of every length: their
+            // parents are the words with `s` set and any arrangement below
+            // it, down to `olo`, of the valley's other bits (the lowest
+            // zero of the arrangement ends the stretch it undoes). Every
+            // near `s` at once: any arrangement of the valley's bits up to
+            // `top − 1`. One of them is the loss itself, not a parent: its
+            // mark lands on a word the scan has passed (its own bit, which
+            // the scan no longer reads), and it is not counted.
+            let top = (self.far as i32).min(zhi + 1);
+            if zlo >= top {
+                return;
+            }
+            let ones = (ohi - olo + 1) as u32;
+            if olo == 0 && !self.index.direct {
+                // The stretch ends at bit 0: its arrangements are the words
+                // of their high bits and as many ones below, consecutive in
+                // the compact index from the loss's own (the smallest) on.
+                let n = self.index.combos.binomial[top as usize][ones as usize];
+                near(self.index.of(l), n);
+                count += n - 1;
+            } else {
+                let stretch = ((1u64 << (top - olo)) - 1) << olo;
+                let base = l & !stretch;
+                count += self.stretch(base, olo as u32, (top - olo) as u32, ones, &mut |w| near(self.index.of(w), 1)) - 1;
+            }
+        });
+        count
+    }
+
+    /// Marks the parents of loss `l` from its far stretches (top bit `s` at
+    /// least `far`) in the far set, by increasing `s`. Once more than
+    /// [`PROGRESS`] are marked, `progress(d)` after each `s` says that the
+    /// parents still to mark lie at `d = l + 2^s` or above. Returns their
+    /// number.
+    fn push_far(&self, l: u64, progress: &mut impl FnMut(u64)) -> u64 {
+        let mut count = 0;
+        // Several threads may write the same set words.
         let atomic = !self.one_writer;
         // Far marks go through a short queue: each set word is prefetched
         // when queued and written `BATCH` marks later, so that the cache
         // misses overlap.
         let mut queued = [0u64; BATCH];
         let mut len = 0;
-        let mut far = |i: u64| {
-            prefetch(&self.set[(i >> 6) as usize]);
-            queued[len] = i;
-            len += 1;
-            if len == BATCH {
-                for &i in &queued {
+        for s in self.far..self.index.bits {
+            // The valley of `s`: a zero of `l` with a run of ones below its run of zeros.
+            let below = l & ((1u64 << s) - 1);
+            if l >> s & 1 == 1 || below == 0 {
+                continue;
+            }
+            let ohi = 63 - below.leading_zeros();
+            let zeros = !l & ((1u64 << ohi) - 1);
+            let olo = if zeros == 0 { 0 } else { 64 - zeros.leading_zeros() };
+            let (stretch, ones) = (((1u64 << (s - olo + 1)) - 1) << olo, ohi - olo);
+            let base = (l & !stretch) | 1 << s;
+            if olo == 0 && !self.index.direct {
+                // Consecutive indices, as for the near stretches.
+                let n = self.index.combos.binomial[s as usize][ones as usize];
+                let start = self.index.of(base | ((1 << ones) - 1));
+                for_words(start, start + n, |k, mask| self.mark_far_word(k as usize, mask, atomic));
+                count += n;
+            } else {
+                count += self.stretch(base, olo, s - olo, ones, &mut |w| {
+                    let i = self.index.of(w);
+                    prefetch(&self.set[(i >> 6) as usize]);
+                    queued[len] = i;
+                    len += 1;
+                    if len == BATCH {
+                        for &i in &queued {
+                            self.mark_far(i, atomic);
+                        }
+                        len = 0;
+                    }
+                });
+            }
+            if count > PROGRESS {
+                for &i in &queued[..len] {
                     self.mark_far(i, atomic);
                 }
                 len = 0;
+                progress(l + (1u64 << s));
             }
-        };
-        valleys(l, self.index.bits, |zlo, zhi, olo, ohi| {
-            // The stretches whose top bit is `s`, of every length: their
-            // parents are the words with `s` set and any arrangement below
-            // it, down to `olo`, of the valley's other bits (the lowest
-            // zero of the arrangement ends the stretch it undoes).
-            let ones = (ohi - olo) as u32;
-            let far_from = zlo.max(self.far as i32);
-            if part != Part::Far && zlo < far_from {
-                // Every near `s` at once: any arrangement of the valley's
-                // bits up to `far_from − 1`. One of them is the loss itself,
-                // not a parent: its mark lands on a word the scan has passed
-                // (its own bit, which the scan no longer reads), and it is
-                // not counted.
-                let top = far_from.min(zhi + 1);
-                if olo == 0 && !self.index.direct {
-                    // The stretch ends at bit 0: its arrangements are the
-                    // words of their high bits and as many ones below,
-                    // consecutive in the compact index from the loss's own
-                    // (the smallest) on.
-                    let n = self.index.combos.binomial[top as usize][ones as usize + 1];
-                    near(self.index.of(l), n);
-                    count += n - 1;
-                } else {
-                    let stretch = ((1u64 << (top - olo)) - 1) << olo;
-                    let base = l & !stretch;
-                    count += self.stretch(base, olo as u32, (top - olo) as u32, ones + 1, &mut |w| near(self.index.of(w), 1)) - 1;
-                }
-            }
-            if part != Part::Near {
-                for s in far_from..=zhi {
-                    let stretch = ((1u64 << (s - olo + 1)) - 1) << olo;
-                    let base = (l & !stretch) | 1 << s;
-                    if olo == 0 && !self.index.direct {
-                        // Consecutive indices, as for the near stretches.
-                        let n = self.index.combos.binomial[s as usize][ones as usize];
-                        let start = self.index.of(base | ((1 << ones) - 1));
-                        for_words(start, start + n, |k, mask| self.mark_far_word(k as usize, mask, atomic));
-                        count += n;
-                    } else {
-                        count += self.stretch(base, olo as u32, (s - olo) as u32, ones, &mut |w| far(self.index.of(w)));
-                    }
-                }
-            }
-        });
+        }
         for &i in &queued[..len] {
             self.mark_far(i, atomic);
         }
@@ -703,6 +761,11 @@ fn valleys(l: u64, bits: u32, mut f: impl FnMut(i32, i32, i32, i32)) {
 
 /// Far marks queued before they are written.
 const BATCH: usize = 16;
+
+/// Far marks of a loss after which its helper says how far the scan may
+/// read (fewer are done before the scan could wait for them; tests say it
+/// after every top bit).
+const PROGRESS: u64 = if cfg!(test) { 0 } else { 1024 };
 
 /// Calls `f(x)` for every `x < 2^len` with `ones` ones; returns their
 /// number. The low 16 bits come from a table of the 16-bit values by
