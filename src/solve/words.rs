@@ -150,6 +150,14 @@ fn usable_far(far: u32, bits: u32) -> u32 {
 /// the scan waits when it is full).
 const QUEUE: usize = 1 << 20;
 
+/// The bit of a queued word that says the loss was lent its stretches of
+/// top bit `far − 1` (words have at most [`MAX_BITS`] bits).
+const LENT: u32 = 63;
+
+/// The scan lends a loss's stretches of top bit `far − 1` to the helpers
+/// when at most this many queued losses wait for them.
+const LEND_BELOW: u64 = 2;
+
 /// Solves the box `ranking` describes ([`bytes`] must accept its universe)
 /// on `threads` threads: every loss, as ranks of their levels.
 ///
@@ -285,7 +293,7 @@ impl Shared {
     /// `oldest..` (`losses`: every loss queued) are concerned: the far
     /// parents still to mark lie above it. Moves `oldest` past the losses
     /// whose helper is done with them.
-    fn bound(&self, losses: &[u64], oldest: &mut u64, reach: u64) -> u64 {
+    fn bound(&self, losses: &[u64], lent: &[bool], oldest: &mut u64, reach: u64) -> u64 {
         let helpers = self.done.len() as u64;
         let done = |j: u64| self.done[(j % helpers) as usize].load(Ordering::Acquire);
         while (*oldest as usize) < losses.len() && done(*oldest) > *oldest {
@@ -293,8 +301,9 @@ impl Shared {
         }
         let mut bound = u64::MAX;
         for (j, &l) in losses.iter().enumerate().skip(*oldest as usize) {
-            // The losses' own bounds (their far parents' least distance) grow with `j`.
-            if l + reach >= bound {
+            // The losses' own bounds (their far parents' least distance,
+            // `reach` or, lent a bit more, half of it) are at least `l + reach / 2`.
+            if l + reach / 2 >= bound {
                 break;
             }
             let (j, h) = (j as u64, (j as u64 % helpers) as usize);
@@ -304,7 +313,8 @@ impl Shared {
             }
             // Its helper at work on it: how far it has come.
             let ahead = if d == j { self.ahead[h].load(Ordering::Acquire) } else { 0 };
-            bound = bound.min((l + reach).max(ahead));
+            let own = if lent[j as usize] { reach / 2 } else { reach };
+            bound = bound.min((l + own).max(ahead));
         }
         bound
     }
@@ -489,6 +499,11 @@ impl Sieve<'_> {
         let mut oldest = 0u64;
         // Every word below `safe` has its far marks (a bound known, renewed when reached).
         let mut safe = 0u64;
+        // `lent[j]`: loss `j`'s stretches of top bit `far − 1` went to the
+        // helpers too (they had little to do), its far parents lie at
+        // least `reach / 2` above it.
+        let (mut lent, mut lend) = (Vec::new(), false);
+        let lending = helpers > 0 && self.far > 8;
         let mut high = 0u64; // the high bits of the index looked at
         for k in 0..index.total.div_ceil(64) {
             let slot = (k & ring_mask) as usize;
@@ -503,14 +518,14 @@ impl Sieve<'_> {
                 let b = clear.trailing_zeros() as u64;
                 let i = k * 64 + b;
                 let w = index.word_at(i, &mut high);
-                if helpers > 0 && w >= safe && oldest < losses.len() as u64 && losses[oldest as usize] + reach <= w {
+                if helpers > 0 && w >= safe && oldest < losses.len() as u64 && losses[oldest as usize] + reach / 2 <= w {
                     // Far parents of a loss at least `reach` below may still
                     // land here: a new bound (waiting until it passes this
                     // word), then look at the set word again (`clear` was
                     // read before the marks the bound vouches for).
                     let mut spins = 0;
                     loop {
-                        safe = shared.bound(&losses, &mut oldest, reach);
+                        safe = shared.bound(&losses, &lent, &mut oldest, reach);
                         if w < safe {
                             break;
                         }
@@ -519,16 +534,23 @@ impl Sieve<'_> {
                     continue;
                 }
                 from = b + 1;
-                // A loss: its near parents now, its far ones by a helper.
+                // A loss: its near parents now, its far ones by a helper
+                // (with the next bit down when the helpers are idle: one
+                // read of their counters every few losses).
+                if lending && losses.len() % 8 == 0 {
+                    let done = shared.done.iter().map(|d| d.load(Ordering::Relaxed)).min().unwrap_or(0);
+                    lend = losses.len() as u64 <= done + LEND_BELOW;
+                }
+                let near_top = self.far - (lending && lend) as u32;
                 let mut count = if index.direct {
-                    self.push_near(w, &mut |i, _| ring[((i >> 6) & ring_mask) as usize] |= 1 << (i & 63))
+                    self.push_near(w, near_top, &mut |i, _| ring[((i >> 6) & ring_mask) as usize] |= 1 << (i & 63))
                 } else {
                     // Consecutive marks often share a ring word: they are
                     // gathered in a register (a chain of read-modify-writes
                     // of one word waits on each store, and the ring exceeds
                     // the L2 cache).
                     let (mut at, mut bits) = (slot, 0u64);
-                    let count = self.push_near(w, &mut |i, n| {
+                    let count = self.push_near(w, near_top, &mut |i, n| {
                         if n == 1 {
                             let word = ((i >> 6) & ring_mask) as usize;
                             if word != at {
@@ -544,7 +566,7 @@ impl Sieve<'_> {
                     count
                 };
                 if helpers == 0 {
-                    count += self.push_far(w, &mut |_| {});
+                    count += self.push_far(w, self.far, &mut |_| {});
                 } else {
                     let n = losses.len() as u64;
                     let mut spins = 0;
@@ -555,10 +577,12 @@ impl Sieve<'_> {
                             pause(&mut spins);
                         }
                     }
-                    shared.queue[(n % shared.queue.len() as u64) as usize].store(w, Ordering::Relaxed);
+                    let lent_it = near_top < self.far;
+                    shared.queue[(n % shared.queue.len() as u64) as usize].store(w | (lent_it as u64) << LENT, Ordering::Relaxed);
                     shared.published.store(n + 1, Ordering::Release);
-                    // Its far parents lie at least `reach` above it.
-                    safe = safe.min(w + reach);
+                    // Its far parents lie at least `reach` (lent: half of it) above it.
+                    safe = safe.min(w + if lent_it { reach / 2 } else { reach });
+                    lent.push(lent_it);
                 }
                 marks[word_tiles(w, self.index.bits)] += count;
                 losses.push(w);
@@ -584,8 +608,9 @@ impl Sieve<'_> {
         loop {
             if shared.published.load(Ordering::Acquire) > i {
                 if i % helpers as u64 == h as u64 {
-                    let w = shared.queue[(i % shared.queue.len() as u64) as usize].load(Ordering::Relaxed);
-                    let count = self.push_far(w, &mut |d| shared.ahead[h].store(d, Ordering::Release));
+                    let entry = shared.queue[(i % shared.queue.len() as u64) as usize].load(Ordering::Relaxed);
+                    let (w, from) = (entry & !(1 << LENT), self.far - (entry >> LENT) as u32);
+                    let count = self.push_far(w, from, &mut |d| shared.ahead[h].store(d, Ordering::Release));
                     // Before `done`: the scan reads `ahead` only for the loss `done` names.
                     shared.ahead[h].store(0, Ordering::Relaxed);
                     shared.done[h].store(i + 1, Ordering::Release);
@@ -606,9 +631,10 @@ impl Sieve<'_> {
     }
 
     /// Marks the parents of loss `l` from its near stretches (top bit below
-    /// `far`) through `near(index, n)` (the `n` indices from `index` on);
+    /// `far`: the sieve's, or one less when the helpers take the next bit
+    /// down) through `near(index, n)` (the `n` indices from `index` on);
     /// returns their number.
-    fn push_near(&self, l: u64, near: &mut impl FnMut(u64, u64)) -> u64 {
+    fn push_near(&self, l: u64, far: u32, near: &mut impl FnMut(u64, u64)) -> u64 {
         let mut count = 0;
         valleys(l, self.index.bits, |zlo, zhi, olo, ohi| {
             // The stretches whose top bit is `s`, of every length: their
@@ -619,7 +645,7 @@ impl Sieve<'_> {
             // `top − 1`. One of them is the loss itself, not a parent: its
             // mark lands on a word the scan has passed (its own bit, which
             // the scan no longer reads), and it is not counted.
-            let top = (self.far as i32).min(zhi + 1);
+            let top = (far as i32).min(zhi + 1);
             if zlo >= top {
                 return;
             }
@@ -641,11 +667,11 @@ impl Sieve<'_> {
     }
 
     /// Marks the parents of loss `l` from its far stretches (top bit `s` at
-    /// least `far`) in the far set, by increasing `s`. Once more than
+    /// least `far`, as [`Sieve::push_near`]) in the far set, by increasing `s`. Once more than
     /// [`PROGRESS`] are marked, `progress(d)` after each `s` says that the
     /// parents still to mark lie at `d = l + 2^s` or above. Returns their
     /// number.
-    fn push_far(&self, l: u64, progress: &mut impl FnMut(u64)) -> u64 {
+    fn push_far(&self, l: u64, far: u32, progress: &mut impl FnMut(u64)) -> u64 {
         let mut count = 0;
         // Several threads may write the same set words.
         let atomic = !self.one_writer;
@@ -654,7 +680,7 @@ impl Sieve<'_> {
         // misses overlap.
         let mut queued = [0u64; BATCH];
         let mut len = 0;
-        for s in self.far..self.index.bits {
+        for s in far..self.index.bits {
             // The valley of `s`: a zero of `l` with a run of ones below its run of zeros.
             let below = l & ((1u64 << s) - 1);
             if l >> s & 1 == 1 || below == 0 {
