@@ -24,16 +24,18 @@
 //! from a table of the 16-bit values by number of ones; those of a stretch
 //! that ends at bit 0 are consecutive indices of the compact index (the
 //! words of the same high bits and as many ones below), set a word at a
-//! time. The work is shared
-//! by position in the word: a parent from a stretch whose top bit is `s`
-//! lies at least `2^(s−1)` words above its loss, so the other
-//! threads mark the parents of the high stretches (`s ≥ FAR`) of each loss
-//! while the scanning thread goes on, waiting only when it comes within
-//! `2^(FAR−1)` words of a loss whose far parents are still being marked. A
-//! helper marks a loss's stretches by increasing top bit and, for a loss
-//! with many, says after each how far the scan may go (`l + 2^s`): the
-//! scan waits for the stretches it is about to reach, not for the whole
-//! loss.
+//! time.
+//!
+//! The work is shared by position in the word: a parent from a stretch
+//! whose top bit is `s` lies at least `2^(s−1)` words above its loss, so
+//! the other threads mark the parents of the high stretches (`s ≥ FAR`) of
+//! each loss while the scanning thread goes on, waiting only when it comes
+//! within `2^(FAR−1)` words of a loss whose far parents are still being
+//! marked. A helper marks a loss's stretches by increasing top bit and,
+//! for a loss with many, says after each how far the scan may go (`l +
+//! 2^s`): the scan waits for the stretches it is about to reach, not for
+//! the whole loss. While the helpers are idle, the scan lends them the
+//! stretches of top bit `FAR − 1` too.
 //!
 //! The level sieve ([`super::sieve`]) computes the same losses; the driver
 //! uses this one for a box of one process whose bit set fits in memory
@@ -667,10 +669,10 @@ impl Sieve<'_> {
     }
 
     /// Marks the parents of loss `l` from its far stretches (top bit `s` at
-    /// least `far`, as [`Sieve::push_near`]) in the far set, by increasing `s`. Once more than
-    /// [`PROGRESS`] are marked, `progress(d)` after each `s` says that the
-    /// parents still to mark lie at `d = l + 2^s` or above. Returns their
-    /// number.
+    /// least `far`, as in [`Sieve::push_near`]) in the far set, by
+    /// increasing `s`. Once more than [`PROGRESS`] are marked,
+    /// `progress(d)` after each `s` says that the parents still to mark lie
+    /// at `d = l + 2^s` or above. Returns their number.
     fn push_far(&self, l: u64, far: u32, progress: &mut impl FnMut(u64)) -> u64 {
         let mut count = 0;
         // Several threads may write the same set words.
