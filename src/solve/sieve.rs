@@ -527,21 +527,9 @@ impl<'a> Marker<'a> {
 
     /// Queues setting bits `start..end` of the bit set `words`.
     fn set_range(&mut self, words: &'a [AtomicU64], start: u64, end: u64) {
-        if start >= end {
-            return;
+        if start < end {
+            for_words(start, end, |k, mask| self.or(&words[k as usize], mask));
         }
-        let (first, last) = (start >> 6, (end - 1) >> 6);
-        let head = u64::MAX << (start & 63);
-        let tail = u64::MAX >> (63 - ((end - 1) & 63));
-        if first == last {
-            self.or(&words[first as usize], head & tail);
-            return;
-        }
-        self.or(&words[first as usize], head);
-        for w in first + 1..last {
-            self.or(&words[w as usize], u64::MAX);
-        }
-        self.or(&words[last as usize], tail);
     }
 
     /// Writes every queued mark.
@@ -559,6 +547,23 @@ fn or_word(word: &AtomicU64, mask: u64) {
     if mask != 0 && word.load(Ordering::Relaxed) & mask != mask {
         word.fetch_or(mask, Ordering::Relaxed);
     }
+}
+
+/// Calls `f(k, mask)` for the words `k` of a bit set that its bits
+/// `start..end` (`start < end`) touch, with those bits, in order.
+#[inline(always)]
+pub(super) fn for_words(start: u64, end: u64, mut f: impl FnMut(u64, u64)) {
+    let (first, last) = (start >> 6, (end - 1) >> 6);
+    let head = u64::MAX << (start & 63);
+    let tail = u64::MAX >> (63 - ((end - 1) & 63));
+    if first == last {
+        return f(first, head & tail);
+    }
+    f(first, head);
+    for k in first + 1..last {
+        f(k, u64::MAX);
+    }
+    f(last, tail);
 }
 
 /// Asks the CPU to bring `word` into the cache (a no-op off x86-64).

@@ -41,7 +41,7 @@
 //! uses this one for a box of one process whose bit set fits in memory
 //! ([`bytes`]), the level sieve otherwise (larger boxes, clusters).
 
-use super::sieve::prefetch;
+use super::sieve::{for_words, prefetch};
 use crate::game::Universe;
 use crate::index::Ranking;
 use crate::store::mapped::MappedBits;
@@ -734,22 +734,6 @@ impl Sieve<'_> {
     fn stretch(&self, base: u64, lo: u32, m: u32, k: u32, mark: &mut impl FnMut(u64)) -> u64 {
         combinations(k, m, |x| mark(base | x << lo))
     }
-}
-
-/// Calls `f(k, mask)` for the bit set's words `k` that the bits `start..end` (`start < end`) touch, with those bits.
-#[inline(always)]
-fn for_words(start: u64, end: u64, mut f: impl FnMut(u64, u64)) {
-    let (first, last) = (start >> 6, (end - 1) >> 6);
-    let head = u64::MAX << (start & 63);
-    let tail = u64::MAX >> (63 - ((end - 1) & 63));
-    if first == last {
-        return f(first, head & tail);
-    }
-    f(first, head);
-    for k in first + 1..last {
-        f(k, u64::MAX);
-    }
-    f(last, tail);
 }
 
 /// Sets the bits `start..end` of the ring `ring` (`ring_mask + 1` words; `end − start` less than its bits).
