@@ -12,6 +12,11 @@
 //! (their suffix grows by `|μ|`), rows below the run keep their contribution
 //! to `rank(L)`. Parents that add rows below `L` whose completions the row
 //! bound does not cut are one contiguous rank range: set a word at a time.
+//! An inner run taller than its room (`t > w`) is grown by columns instead
+//! of rows (far fewer partial growths); where contributions do not depend
+//! on the row (no row bound), a block of equal rows contributes two look-ups
+//! of a table of sums ([`BySuffix::blocks`]). The marks of one process
+//! holding every level are counted per top row's loop, not per mark.
 //!
 //! In a universe that conjugation maps onto itself only *canonical* parents
 //! (no more rows than columns) are marked and scanned; the losses of the
@@ -94,6 +99,11 @@ struct BySuffix {
     max_part: u32,
     stride: usize,
     table: Vec<u64>,
+    /// With one plane, the sums of a row's contributions down a block of
+    /// rows of equal length: `blocks[v·stride + s] = Σ_{i ≥ 0, s − iv ≥ 0}
+    /// contribution(s − iv, ·, v)`. The rows `x..y` of length `v` above a
+    /// suffix of `S` tiles contribute `F(v, S + (y − x)v) − F(v, S)` in all.
+    blocks: Vec<u64>,
 }
 
 impl BySuffix {
@@ -113,7 +123,23 @@ impl BySuffix {
                 }
             }
         }
-        BySuffix { planes, max_part, stride, table }
+        let mut blocks = Vec::new();
+        if planes == 1 {
+            blocks = vec![0; (max_part as usize + 1) * stride];
+            for v in 1..=max_part as usize {
+                for s in 0..stride {
+                    let below = if s >= v { blocks[v * stride + s - v] } else { 0 };
+                    blocks[v * stride + s] = below + table[(v - 1) * stride + s];
+                }
+            }
+        }
+        BySuffix { planes, max_part, stride, table, blocks }
+    }
+
+    /// `F(v, ·)` of [`BySuffix::blocks`] (one plane only).
+    #[inline(always)]
+    fn block(&self, v: u32) -> &[u64] {
+        &self.blocks[v as usize * self.stride..(v as usize + 1) * self.stride]
     }
 
     /// `contribution(s + m, i, v + m)` for `m = 0, 1, …` (`v >= 1`).
@@ -384,7 +410,7 @@ fn add_counts(mut a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
         return add_counts(b, a);
     }
     for (x, y) in a.iter_mut().zip(b) {
-        *x += y;
+        *x = x.wrapping_add(y); // wrapping: also adds differences
     }
     a
 }
@@ -458,6 +484,10 @@ struct Ctx<'a> {
     by_suffix: &'a BySuffix,
     /// This process's marks of each level (empty for decided levels).
     levels: Vec<Owned<'a>>,
+    /// Every held level is held whole (one process): no parent needs the
+    /// test of ownership, and the marks of a top row's loop are counted at
+    /// once ([`Scratch::diff`]).
+    whole: bool,
 }
 
 /// The marks of the ranks `base .. base + len` of one level.
@@ -487,11 +517,21 @@ struct Scratch<'a> {
     pre: Vec<u64>,
     /// Marks pushed, by level.
     counts: Vec<u64>,
+    /// The marks of the runs of one loss as differences (`diff[n] −
+    /// diff[n − 1]`, wrapping) when levels are held whole: a top row's loop
+    /// adds one mark to each of a range of levels.
+    diff: Vec<u64>,
 }
 
 impl Scratch<'_> {
     fn new(top: u32) -> Self {
-        Scratch { marker: Marker::new(), suf: Vec::new(), pre: Vec::new(), counts: vec![0; top as usize + 1] }
+        Scratch {
+            marker: Marker::new(),
+            suf: Vec::new(),
+            pre: Vec::new(),
+            counts: vec![0; top as usize + 1],
+            diff: vec![0; top as usize + 2],
+        }
     }
 }
 
@@ -616,7 +656,7 @@ struct Below {
 impl<'a> Ctx<'a> {
     fn new(ranking: &'a Ranking, by_suffix: &'a BySuffix, marks: &'a [Option<MappedBits>], base: &[u64]) -> Self {
         let universe = ranking.universe();
-        let levels = marks
+        let levels: Vec<Owned> = marks
             .iter()
             .zip(base)
             .map(|(m, &base)| match m {
@@ -624,7 +664,9 @@ impl<'a> Ctx<'a> {
                 None => Owned { words: &[], base, len: 0 },
             })
             .collect();
+        let whole = levels.iter().enumerate().all(|(n, l)| l.len == 0 || (l.base == 0 && l.len == ranking.size(n as u32)));
         Ctx {
+            whole,
             ranking,
             sym: universe.is_symmetric(),
             max_rows: universe.rows.unwrap_or(u32::MAX),
@@ -642,11 +684,25 @@ impl<'a> Ctx<'a> {
         if dmin > dmax {
             return;
         }
+        self.push_parents_of_runs(l, lt, lrank, dmin, dmax, scratch);
+        if self.whole {
+            // Differences back to counts.
+            let Scratch { counts, diff, .. } = scratch;
+            let mut run = 0u64;
+            for n in (lt + dmin) as usize..=(lt + dmax) as usize {
+                run = run.wrapping_add(std::mem::take(&mut diff[n]));
+                counts[n] = counts[n].wrapping_add(run);
+            }
+            diff[(lt + dmax) as usize + 1] = 0;
+        }
+    }
+
+    fn push_parents_of_runs(&self, l: &[u8], lt: u32, lrank: u64, dmin: u32, dmax: u32, scratch: &mut Scratch<'a>) {
         let rk = self.ranking;
         let k = l.len() as u32;
         let l0 = l[0] as u32;
         let tall = self.sym && k > l0;
-        let Scratch { marker, suf, pre, counts } = scratch;
+        let Scratch { marker, suf, pre, counts, diff } = scratch;
         suf.clear();
         suf.resize(k as usize + 1, 0);
         for i in (0..k as usize).rev() {
@@ -716,19 +772,39 @@ impl<'a> Ctx<'a> {
             if canonical_ok && first_min <= w {
                 let run = Run { a, b, t, w, first_min, suffix_below: suf[(a + t) as usize], lt, dmin, dmax, pre };
                 // Rows below the run keep their contribution to rank(L).
-                self.up_par(&run, t - 1, 0, 0, lrank - pre_old - acc, marker, counts);
+                let below = lrank - pre_old - acc;
+                // A run taller than its room, inside (its rows' contributions
+                // then depend on their lengths and suffixes only), has far fewer
+                // growths by columns than by rows.
+                let by_columns = a > 0 && t > w && self.by_suffix.planes == 1 && !Self::many(&run, t - 1, 0, 0);
+                match (by_columns, self.whole) {
+                    (true, true) => self.columns::<true>(&run, 0, t, run.suffix_below, below, 0, marker, diff),
+                    (true, false) => self.columns::<false>(&run, 0, t, run.suffix_below, below, 0, marker, counts),
+                    (false, true) => self.up_par::<true>(&run, t - 1, 0, 0, below, marker, diff),
+                    (false, false) => self.up_par::<false>(&run, t - 1, 0, 0, below, marker, counts),
+                }
             }
             if tall && a == 0 {
                 // No later corner of a tall loss has canonical parents.
                 break;
             }
-            // Advance the prefixes over the run.
-            for j in 0..t {
-                let i = a + j;
-                let s = suf[i as usize] as usize;
-                let row = &self.by_suffix.row(i, b)[s + dmin as usize..=s + dmax as usize];
-                for (p, q) in pre[dmin as usize..].iter_mut().zip(row) {
-                    *p += q;
+            // Advance the prefixes over the run: row by row, or (one plane, a
+            // run of three rows or more) as one block.
+            let (top, bottom) = (suf[a as usize] as usize, suf[(a + t) as usize] as usize);
+            if self.by_suffix.planes == 1 && t >= 3 {
+                let f = self.by_suffix.block(b);
+                let (d0, d1) = (dmin as usize, dmax as usize);
+                for (p, (hi, lo)) in pre[d0..].iter_mut().zip(f[top + d0..=top + d1].iter().zip(&f[bottom + d0..=bottom + d1])) {
+                    *p += hi - lo;
+                }
+            } else {
+                for j in 0..t {
+                    let i = a + j;
+                    let s = suf[i as usize] as usize;
+                    let row = &self.by_suffix.row(i, b)[s + dmin as usize..=s + dmax as usize];
+                    for (p, q) in pre[dmin as usize..].iter_mut().zip(row) {
+                        *p += q;
+                    }
                 }
             }
             pre_old += acc;
@@ -743,9 +819,9 @@ impl<'a> Ctx<'a> {
     /// levels. `sum` is the growth of the rows below `j`, `low` the growth
     /// of the row below, `acc` the contribution of every row below `j`.
     #[allow(clippy::too_many_arguments)]
-    fn up(&self, r: &Run<'_>, j: u32, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
+    fn up<const WHOLE: bool>(&self, r: &Run<'_>, j: u32, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
         if j == 0 {
-            return self.top_row(r, sum, low, acc, marker, counts);
+            return self.top_row::<WHOLE>(r, sum, low, acc, marker, counts);
         }
         let Some((lo, hi, base)) = Self::growths(r, j, sum, low) else { return };
         // Row j's contribution, its suffix and length growing with m.
@@ -754,9 +830,9 @@ impl<'a> Ctx<'a> {
             let c = if m == 0 { self.ranking.contribution(base, r.a + j, r.b) } else { *own.next().expect("within the table") };
             if j == 1 {
                 // The last row before the top: inlined, most calls end here.
-                self.top_row(r, sum + m, m, acc + c, marker, counts);
+                self.top_row::<WHOLE>(r, sum + m, m, acc + c, marker, counts);
             } else {
-                self.up(r, j - 1, sum + m, m, acc + c, marker, counts);
+                self.up::<WHOLE>(r, j - 1, sum + m, m, acc + c, marker, counts);
             }
         }
     }
@@ -776,7 +852,7 @@ impl<'a> Ctx<'a> {
 
     /// The top row of a run in [`Ctx::up`]: its growth runs over the levels.
     #[inline(always)]
-    fn top_row(&self, r: &Run<'_>, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
+    fn top_row<const WHOLE: bool>(&self, r: &Run<'_>, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
         let lo = low.max(r.first_min).max(1).max(r.dmin.saturating_sub(sum));
         let hi = r.w.min(r.dmax - sum);
         if lo > hi {
@@ -785,6 +861,15 @@ impl<'a> Ctx<'a> {
         let base = r.suffix_below + r.t * r.b + sum; // suffix of the top row, less its growth
         let (len, d0, n0) = ((hi - lo + 1) as usize, (sum + lo) as usize, (r.lt + sum + lo) as usize);
         let grown = self.by_suffix.diagonal(r.a, r.b + lo, base + lo);
+        if WHOLE {
+            // `counts` holds differences: one mark in each level `n0 .. n0 + len`.
+            counts[n0] = counts[n0].wrapping_add(1);
+            counts[n0 + len] = counts[n0 + len].wrapping_sub(1);
+            for ((pre, own), level) in r.pre[d0..d0 + len].iter().zip(grown).zip(&self.levels[n0..n0 + len]) {
+                marker.set_word(level.words, pre + own + acc);
+            }
+            return;
+        }
         let levels = self.levels[n0..n0 + len].iter().zip(&mut counts[n0..n0 + len]);
         for ((pre, own), (level, count)) in r.pre[d0..d0 + len].iter().zip(grown).zip(levels) {
             if let Some(i) = level.bit(pre + own + acc) {
@@ -799,12 +884,9 @@ impl<'a> Ctx<'a> {
     /// the arm of an equal-armed hook, has about `C(2w, w)`: one thread
     /// alone would hold up its level).
     #[allow(clippy::too_many_arguments)]
-    fn up_par(&self, r: &Run<'_>, j: u32, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
-        // Growths of rows 0..=j, each between `low` and `w`: at most C(j + 1 + w - low, j + 1).
-        let room = r.w.min(r.dmax - sum).saturating_sub(low) as f64;
-        let many = j > 0 && (1..=j + 1).map(|i| (room + i as f64) / i as f64).product::<f64>() >= parallel_parents() as f64;
-        if !many {
-            return self.up(r, j, sum, low, acc, marker, counts);
+    fn up_par<const WHOLE: bool>(&self, r: &Run<'_>, j: u32, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
+        if !Self::many(r, j, sum, low) {
+            return self.up::<WHOLE>(r, j, sum, low, acc, marker, counts);
         }
         let Some((lo, hi, base)) = Self::growths(r, j, sum, low) else { return };
         let found = (lo..=hi)
@@ -816,13 +898,82 @@ impl<'a> Ctx<'a> {
                     self.ranking.contribution(base + m, r.a + j, r.b + m)
                 };
                 let (mut marker, mut counts) = (Marker::new(), vec![0; counts.len()]);
-                self.up_par(r, j - 1, sum + m, m, acc + c, &mut marker, &mut counts);
+                self.up_par::<WHOLE>(r, j - 1, sum + m, m, acc + c, &mut marker, &mut counts);
                 marker.flush();
                 counts
             })
             .reduce(Vec::new, add_counts);
         for (x, y) in counts.iter_mut().zip(found) {
-            *x += y;
+            *x = x.wrapping_add(y);
+        }
+    }
+
+    /// Whether the growths of rows `0 ..= j` of a run in [`Ctx::up`] (each
+    /// between `low` and `w`: at most `C(j + 1 + w − low, j + 1)`) are many
+    /// enough to share among threads.
+    fn many(r: &Run<'_>, j: u32, sum: u32, low: u32) -> bool {
+        let room = r.w.min(r.dmax - sum).saturating_sub(low) as f64;
+        j > 0 && (1..=j + 1).map(|i| (room + i as f64) / i as f64).product::<f64>() >= parallel_parents() as f64
+    }
+
+    /// The growths `μ` of an inner run (`a > 0`, one plane), enumerated by
+    /// columns: `ν_c`, the number of its rows grown by more than `c`, for
+    /// `c = 0, 1, …, w − 1` (non-increasing, `ν_0 ≥ 1`). Once `ν_0 ..= ν_{c−1}`
+    /// are chosen, the rows `ν_{c−1} ..` of the run are known; those grown
+    /// by exactly `c` are a block whose contributions are two look-ups of
+    /// [`BySuffix::blocks`]. `prev = ν_{c−1}` (`t` for `c = 0`), `sy` the
+    /// suffix at row `prev` of the run, `fixed` the contribution of every
+    /// row from there down, `sum = Σ ν` so far (the tiles added).
+    #[allow(clippy::too_many_arguments)]
+    fn columns<const WHOLE: bool>(
+        &self,
+        r: &Run<'_>,
+        c: u32,
+        prev: u32,
+        sy: u32,
+        fixed: u64,
+        sum: u32,
+        marker: &mut Marker<'a>,
+        counts: &mut [u64],
+    ) {
+        let first = u32::from(c == 0);
+        let v = r.b + c; // the length of rows grown by exactly c
+        let f = self.by_suffix.block(v);
+        let hi = prev.min(r.dmax - sum);
+        if c + 1 < r.w {
+            for h in first..=hi {
+                let sh = sy + (prev - h) * v;
+                let fixed = fixed + f[sh as usize] - f[sy as usize];
+                self.columns::<WHOLE>(r, c + 1, h, sh, fixed, sum + h, marker, counts);
+            }
+            return;
+        }
+        // The last column: `h = ν_{w−1}` rows grown by `w` on top of `prev − h`
+        // rows grown by `w − 1`; the parent has `sum + h` more tiles.
+        let lo = first.max(r.dmin.saturating_sub(sum));
+        if lo > hi {
+            return;
+        }
+        let top = self.by_suffix.block(v + 1);
+        let k = fixed.wrapping_sub(f[sy as usize]); // the rank is exact modulo 2^64
+        let (len, n0) = ((hi - lo + 1) as usize, (r.lt + sum + lo) as usize);
+        let pre = &r.pre[(sum + lo) as usize..(sum + hi) as usize + 1];
+        let levels = &self.levels[n0..n0 + len];
+        let (mut sh, mut s0) = (sy + (prev - lo) * v, sy + prev * v + lo);
+        if WHOLE {
+            counts[n0] = counts[n0].wrapping_add(1);
+            counts[n0 + len] = counts[n0 + len].wrapping_sub(1);
+        }
+        for (i, (p, level)) in pre.iter().zip(levels).enumerate() {
+            let rank = (p + f[sh as usize] + top[s0 as usize] - top[sh as usize]).wrapping_add(k);
+            if WHOLE {
+                marker.set_word(level.words, rank);
+            } else if let Some(bit) = level.bit(rank) {
+                marker.set_word(level.words, bit);
+                counts[n0 + i] += 1;
+            }
+            sh = sh.wrapping_sub(v);
+            s0 += 1;
         }
     }
 
@@ -867,6 +1018,75 @@ impl<'a> Ctx<'a> {
                 }
             } else {
                 self.grow(c, level, marker, j + 1, rest, m, r, count);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{Position, Universe};
+    use std::collections::BTreeSet;
+
+    /// Pushes every position of every level (as if each were a loss) with
+    /// the levels held whole, or cut in two shares, and checks the marks
+    /// against the parents found by trying every bite of every position:
+    /// the enumeration by rows, by columns, by blocks and by ranges at once.
+    #[test]
+    fn pushes_mark_exactly_the_parents() {
+        let universes = [
+            Universe::tiles(16),                                     // symmetric: canonical parents only
+            Universe { rows: None, cols: Some(5), tiles: Some(15) }, // one plane, not symmetric
+            Universe { rows: Some(4), cols: None, tiles: Some(15) }, // rows bounded: by rows only
+            Universe::boxed(5, 6),
+        ];
+        for u in universes {
+            let ranking = Ranking::new(&u).unwrap();
+            let top = ranking.max_tiles();
+            let by_suffix = BySuffix::new(&ranking);
+            let positions: Vec<Vec<Position>> =
+                (0..=top).map(|n| (0..ranking.size(n)).map(|r| ranking.unrank(n, r).unwrap()).collect()).collect();
+            for split in [false, true] {
+                for n in 1..top {
+                    for (lrank, l) in positions[n as usize].iter().enumerate() {
+                        // The shares: the first or the second half of every level.
+                        let mut marks = Vec::new();
+                        let mut base = Vec::new();
+                        for m in 0..=top {
+                            let size = ranking.size(m);
+                            let (b, len) = if split { (size / 2, size - size / 2) } else { (0, size) };
+                            marks.push((m > n).then(|| MappedBits::anonymous(len).unwrap()));
+                            base.push(b);
+                        }
+                        let ctx = Ctx::new(&ranking, &by_suffix, &marks, &base);
+                        assert!(split || ctx.whole);
+                        let mut scratch = Scratch::new(top);
+                        ctx.push_parents(l.rows(), n, lrank as u64, 1, top - n, &mut scratch);
+                        scratch.marker.flush();
+                        let mut got = BTreeSet::new();
+                        for m in n + 1..=top {
+                            let bits = marks[m as usize].as_ref().unwrap();
+                            for i in 0..bits.len() {
+                                if bits.get(i) {
+                                    got.insert((m, i + base[m as usize]));
+                                }
+                            }
+                            let owned = got.iter().filter(|&&(level, _)| level == m).count() as u64;
+                            assert_eq!(scratch.counts[m as usize], owned, "{u:?} {l:?}: marks counted at level {m}");
+                        }
+                        let want: BTreeSet<(u32, u64)> = (n + 1..=top)
+                            .flat_map(|m| positions[m as usize].iter().enumerate().map(move |(r, p)| (m, r as u64, p)))
+                            .filter(|(m, r, p)| {
+                                (!u.is_symmetric() || p.height() <= p.width())
+                                    && (!split || *r >= base[*m as usize])
+                                    && p.moves().iter().any(|(_, child)| child == l)
+                            })
+                            .map(|(m, r, _)| (m, r))
+                            .collect();
+                        assert_eq!(got, want, "{u:?}, split {split}: the parents of {l:?}");
+                    }
+                }
             }
         }
     }
