@@ -565,6 +565,21 @@ impl<'a> Marker<'a> {
         self.or(&words[(i >> 6) as usize], 1 << (i & 63));
     }
 
+    /// Queues setting bit `i` of the bit set `words` for each `(words, i)`
+    /// (the ring's position held in a register throughout).
+    #[inline(always)]
+    fn set_words(&mut self, marks: impl Iterator<Item = (&'a [AtomicU64], u64)>) {
+        let mut pos = self.pos;
+        for (words, i) in marks {
+            let word = &words[(i >> 6) as usize];
+            prefetch(word);
+            let (w, m) = std::mem::replace(&mut self.ring[pos % RING], (word, 1 << (i & 63)));
+            or_word(w, m);
+            pos = (pos + 1) % RING;
+        }
+        self.pos = pos;
+    }
+
     /// Queues setting bits `start..end` of the bit set `words`.
     fn set_range(&mut self, words: &'a [AtomicU64], start: u64, end: u64) {
         if start < end {
@@ -584,7 +599,8 @@ impl<'a> Marker<'a> {
 #[inline(always)]
 fn or_word(word: &AtomicU64, mask: u64) {
     // A plain load first: it avoids the locked instruction when already set.
-    if mask != 0 && word.load(Ordering::Relaxed) & mask != mask {
+    // (An empty slot of the ring has mask 0: nothing to write.)
+    if word.load(Ordering::Relaxed) & mask != mask {
         word.fetch_or(mask, Ordering::Relaxed);
     }
 }
@@ -705,8 +721,11 @@ impl<'a> Ctx<'a> {
         let Scratch { marker, suf, pre, counts, diff } = scratch;
         suf.clear();
         suf.resize(k as usize + 1, 0);
-        for i in (0..k as usize).rev() {
-            suf[i] = suf[i + 1] + l[i] as u32;
+        // A running sum: through `suf` itself each step would wait for the last store.
+        let mut below = 0;
+        for (s, &v) in suf.iter_mut().zip(l).rev() {
+            below += v as u32;
+            *s = below;
         }
         pre.clear();
         pre.resize(dmax as usize + 1, 0); // Σ_{i<a} contribution(suf_i + d, i, l_i)
@@ -865,9 +884,8 @@ impl<'a> Ctx<'a> {
             // `counts` holds differences: one mark in each level `n0 .. n0 + len`.
             counts[n0] = counts[n0].wrapping_add(1);
             counts[n0 + len] = counts[n0 + len].wrapping_sub(1);
-            for ((pre, own), level) in r.pre[d0..d0 + len].iter().zip(grown).zip(&self.levels[n0..n0 + len]) {
-                marker.set_word(level.words, pre + own + acc);
-            }
+            let ranks = r.pre[d0..d0 + len].iter().zip(grown).map(|(pre, own)| pre + own + acc);
+            marker.set_words(self.levels[n0..n0 + len].iter().map(|level| level.words).zip(ranks));
             return;
         }
         let levels = self.levels[n0..n0 + len].iter().zip(&mut counts[n0..n0 + len]);
@@ -912,8 +930,12 @@ impl<'a> Ctx<'a> {
     /// between `low` and `w`: at most `C(j + 1 + w − low, j + 1)`) are many
     /// enough to share among threads.
     fn many(r: &Run<'_>, j: u32, sum: u32, low: u32) -> bool {
-        let room = r.w.min(r.dmax - sum).saturating_sub(low) as f64;
-        j > 0 && (1..=j + 1).map(|i| (room + i as f64) / i as f64).product::<f64>() >= parallel_parents() as f64
+        let room = r.w.min(r.dmax - sum).saturating_sub(low);
+        // C(j + 1 + room, j + 1) < 2^(j + 1 + room): most runs stop at this test.
+        if j == 0 || (j + 1 + room < 64 && 1u64 << (j + 1 + room) < parallel_parents()) {
+            return false;
+        }
+        (1..=j + 1).map(|i| (room as f64 + i as f64) / i as f64).product::<f64>() >= parallel_parents() as f64
     }
 
     /// The growths `μ` of an inner run (`a > 0`, one plane), enumerated by
@@ -964,16 +986,21 @@ impl<'a> Ctx<'a> {
             counts[n0] = counts[n0].wrapping_add(1);
             counts[n0 + len] = counts[n0 + len].wrapping_sub(1);
         }
-        for (i, (p, level)) in pre.iter().zip(levels).enumerate() {
+        let ranks = pre.iter().map(|p| {
             let rank = (p + f[sh as usize] + top[s0 as usize] - top[sh as usize]).wrapping_add(k);
-            if WHOLE {
-                marker.set_word(level.words, rank);
-            } else if let Some(bit) = level.bit(rank) {
-                marker.set_word(level.words, bit);
-                counts[n0 + i] += 1;
-            }
             sh = sh.wrapping_sub(v);
             s0 += 1;
+            rank
+        });
+        if WHOLE {
+            marker.set_words(levels.iter().map(|level| level.words).zip(ranks));
+        } else {
+            for (i, (rank, level)) in ranks.zip(levels).enumerate() {
+                if let Some(bit) = level.bit(rank) {
+                    marker.set_word(level.words, bit);
+                    counts[n0 + i] += 1;
+                }
+            }
         }
     }
 
