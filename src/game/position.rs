@@ -155,14 +155,20 @@ impl Position {
 
 /// Transposes byte rows (the conjugate partition).
 pub fn conjugate_rows(rows: &[u8]) -> Vec<u8> {
-    let width = rows.first().copied().unwrap_or(0) as usize;
-    let mut out = vec![0u8; width];
-    for &len in rows {
-        for c in out.iter_mut().take(len as usize) {
-            *c += 1;
-        }
-    }
+    let mut out = Vec::new();
+    conjugate_rows_into(rows, &mut out);
     out
+}
+
+/// Transposes byte rows into `out` (cleared first): one write per column.
+pub fn conjugate_rows_into(rows: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    // Columns `rows[i + 1] .. rows[i]` have exactly `i + 1` tiles.
+    let mut below = 0;
+    for (i, &len) in rows.iter().enumerate().rev() {
+        out.extend(std::iter::repeat_n(i as u8 + 1, len.saturating_sub(below) as usize));
+        below = below.max(len);
+    }
 }
 
 impl FromStr for Position {
@@ -252,5 +258,13 @@ mod tests {
         assert_eq!(p.conjugate().to_string(), "5 3 3 1 1".parse::<Position>().unwrap().conjugate().to_string());
         assert_eq!(p.conjugate().conjugate(), p);
         assert_eq!("4 1".parse::<Position>().unwrap().conjugate().to_string(), "2 1 1 1");
+        assert_eq!(conjugate_rows(&[5, 3, 3, 1]), [4, 3, 3, 1, 1]);
+        // Every partition of 12: column c of the conjugate counts the rows longer than c.
+        let rk = crate::index::Ranking::new(&crate::game::Universe::tiles(12)).unwrap();
+        for r in 0..rk.size(12) {
+            let p = rk.unrank(12, r).unwrap();
+            let want: Vec<u8> = (0..p.width()).map(|c| p.rows().iter().filter(|&&len| len as u32 > c).count() as u8).collect();
+            assert_eq!(conjugate_rows(p.rows()), want, "{p}");
+        }
     }
 }

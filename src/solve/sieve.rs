@@ -23,6 +23,7 @@
 //! other half are the conjugates of canonical losses. This halves the work.
 
 use crate::cluster::Comm;
+use crate::game::position::conjugate_rows_into;
 use crate::index::{split, Ranking, Visit};
 use crate::store::mapped::MappedBits;
 use rayon::prelude::*;
@@ -356,7 +357,7 @@ impl Frontier {
                             ctx.push_parents(rows, n, rank, 1, dmax, scratch);
                         }
                         if sym && rows.len() < rows[0] as usize {
-                            conjugate_into(rows, conj);
+                            conjugate_rows_into(rows, conj);
                             let crank = ranking.rank_rows(conj);
                             found.push(crank);
                             if push_now {
@@ -391,17 +392,6 @@ impl Frontier {
             self.push_decided(ranking, n, &all, n + 1);
         }
         LevelLosses { ranks: all, marks: self.pushed[n as usize], scanned }
-    }
-}
-
-/// The conjugate of a partition, into `out`.
-fn conjugate_into(rows: &[u8], out: &mut Vec<u8>) {
-    out.clear();
-    out.resize(rows[0] as usize, 0);
-    for &len in rows {
-        for c in &mut out[..len as usize] {
-            *c += 1;
-        }
     }
 }
 
