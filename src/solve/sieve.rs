@@ -511,6 +511,8 @@ struct Scratch<'a> {
     /// diff[n − 1]`, wrapping) when levels are held whole: a top row's loop
     /// adds one mark to each of a range of levels.
     diff: Vec<u64>,
+    /// The prefix contributions above the top run: none.
+    zeros: Vec<u64>,
 }
 
 impl Scratch<'_> {
@@ -521,6 +523,7 @@ impl Scratch<'_> {
             pre: Vec::new(),
             counts: vec![0; top as usize + 1],
             diff: vec![0; top as usize + 2],
+            zeros: vec![0; top as usize + 1],
         }
     }
 }
@@ -708,7 +711,7 @@ impl<'a> Ctx<'a> {
         let k = l.len() as u32;
         let l0 = l[0] as u32;
         let tall = self.sym && k > l0;
-        let Scratch { marker, suf, pre, counts, diff } = scratch;
+        let Scratch { marker, suf, pre, counts, diff, zeros } = scratch;
         suf.clear();
         suf.resize(k as usize + 1, 0);
         // A running sum: through `suf` itself each step would wait for the last store.
@@ -717,8 +720,11 @@ impl<'a> Ctx<'a> {
             below += v as u32;
             *s = below;
         }
-        pre.clear();
-        pre.resize(dmax as usize + 1, 0); // Σ_{i<a} contribution(suf_i + d, i, l_i)
+        // Σ_{i<a} contribution(suf_i + d, i, l_i): zero above the top run (then
+        // `zeros` stands in; a tall loss needs no more), set when advanced past it.
+        if pre.len() <= dmax as usize {
+            pre.resize(dmax as usize + 1, 0);
+        }
         let mut pre_old = 0u64; // Σ_{i<a} contribution(suf_i, i, l_i)
         let mut a = 0u32;
         while a <= k {
@@ -779,6 +785,7 @@ impl<'a> Ctx<'a> {
                 acc += rk.contribution(suf[i as usize], i, b);
             }
             if canonical_ok && first_min <= w {
+                let pre = if a == 0 { &zeros[..] } else { &pre[..] };
                 let run = Run { a, b, t, w, first_min, suffix_below: suf[(a + t) as usize], lt, dmin, dmax, pre };
                 // Rows below the run keep their contribution to rank(L).
                 let below = lrank - pre_old - acc;
@@ -800,6 +807,9 @@ impl<'a> Ctx<'a> {
             // Advance the prefixes over the run: row by row, or (one plane, a
             // run of three rows or more) as one block.
             let (top, bottom) = (suf[a as usize] as usize, suf[(a + t) as usize] as usize);
+            if a == 0 {
+                pre[dmin as usize..=dmax as usize].fill(0);
+            }
             if self.by_suffix.planes == 1 && t >= 3 {
                 let f = self.by_suffix.block(b);
                 let (d0, d1) = (dmin as usize, dmax as usize);
