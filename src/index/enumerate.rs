@@ -15,11 +15,14 @@ pub trait Visit {
     fn position(&mut self, rank: u64, rows: &[u8]);
 
     /// Offered a subtree whose positions are exactly the ranks
-    /// `first..first + count`: the rows `rows` followed by every completion
-    /// of `rest` tiles with parts at most `max_part`. Return `true` to take
-    /// it whole (then [`Visit::position`] is not called for it).
+    /// `first + skip..first + count`: the rows `rows` followed by the
+    /// completions of `rest` tiles with parts at most `max_part` (the rank
+    /// `first + j` holds the `j`-th, counted from 0; a row bound that
+    /// leaves one or two rows fewer than `rest` cuts only the first `skip`
+    /// of them). Return `true` to take it whole (then [`Visit::position`]
+    /// is not called for it).
     #[inline(always)]
-    fn range(&mut self, _first: u64, _count: u64, _rows: &[u8], _rest: u32, _max_part: u32) -> bool {
+    fn range(&mut self, _first: u64, _count: u64, _skip: u64, _rows: &[u8], _rest: u32, _max_part: u32) -> bool {
         false
     }
 }
@@ -106,8 +109,19 @@ impl Ranking {
             if count == 0 {
                 return;
             }
-            if visit.range(rank, count, &rows[..i as usize], s, prev) {
+            if visit.range(rank, count, 0, &rows[..i as usize], s, prev) {
                 *covered += count;
+                return;
+            }
+        } else if s - rows_after <= 2 && self.universe().rows.is_none() {
+            // Rows unbounded, a bound of the walk's own (the canonical cut)
+            // one or two rows short: the completions with too many rows are
+            // `1^s` and `2 1^(s−2)`, the first two in rank order, so the rest
+            // is a range too.
+            let count = self.q(s, s, prev);
+            let skip = (s - rows_after).min(prev) as u64;
+            if count > skip && visit.range(rank, count, skip, &rows[..i as usize], s, prev) {
+                *covered += count - skip;
                 return;
             }
         }
@@ -117,6 +131,56 @@ impl Ranking {
             rows[i as usize] = v as u8;
             let r = rank + self.contribution(s, i, v);
             self.dfs(w, s - v, i + 1, v, r, rows, visit, covered);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Universe;
+
+    /// Takes every range offered and lists its positions.
+    struct Ranges<'a>(&'a Ranking, Vec<(u64, Vec<u8>)>);
+
+    impl Visit for Ranges<'_> {
+        fn position(&mut self, rank: u64, rows: &[u8]) {
+            self.1.push((rank, rows.to_vec()));
+        }
+
+        fn range(&mut self, first: u64, count: u64, skip: u64, rows: &[u8], rest: u32, max_part: u32) -> bool {
+            for j in skip..count {
+                let mut r = rows.to_vec();
+                self.0.unrank_suffix(rest, max_part, j, &mut r);
+                self.1.push((first + j, r));
+            }
+            true
+        }
+    }
+
+    /// A walk taking ranges (also those the canonical cut trims by one or
+    /// two ranks) visits exactly the positions of the walk without ranges,
+    /// in rank order, each with its rank.
+    #[test]
+    fn ranges_cover_exactly_the_walk() {
+        for u in [Universe::tiles(22), Universe::boxed(6, 7), Universe { rows: None, cols: Some(5), tiles: Some(20) }] {
+            let rk = Ranking::new(&u).unwrap();
+            for n in 1..=rk.max_tiles() {
+                for canonical in [false, true] {
+                    for top in 1..=n.min(rk.max_part()) {
+                        let mut one = Vec::new();
+                        rk.for_each_with_prefix(n, &[top as u8], canonical, |r, rows| one.push((r, rows.to_vec())));
+                        let mut ranges = Ranges(&rk, Vec::new());
+                        let covered = rk.walk(n, &[top as u8], canonical, &mut ranges);
+                        assert_eq!(ranges.1, one, "{u:?} level {n}, top row {top}, canonical {canonical}");
+                        assert_eq!(covered, one.len() as u64);
+                        for (r, rows) in &one {
+                            assert_eq!(rk.rank_rows(rows), *r);
+                            assert!(!canonical || rows.len() <= top as usize);
+                        }
+                    }
+                }
+            }
         }
     }
 }

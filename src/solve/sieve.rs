@@ -451,9 +451,9 @@ impl<F: FnMut(u64, &[u8])> Visit for Unmarked<'_, F> {
         }
     }
 
-    fn range(&mut self, first: u64, count: u64, rows: &[u8], rest: u32, max_part: u32) -> bool {
+    fn range(&mut self, first: u64, count: u64, skip: u64, rows: &[u8], rest: u32, max_part: u32) -> bool {
         let (ranking, buf, f, base) = (self.ranking, &mut self.buf, &mut self.f, self.base);
-        self.marks.for_each_clear(first - base, first + count - base, |i| {
+        self.marks.for_each_clear(first + skip - base, first + count - base, |i| {
             let r = i + base;
             buf.clear();
             buf.extend_from_slice(rows);
@@ -1018,11 +1018,21 @@ impl<'a> Ctx<'a> {
     #[allow(clippy::too_many_arguments)]
     fn grow(&self, c: &Below, level: Owned<'a>, marker: &mut Marker<'a>, j: u32, left: u32, prev: u32, acc: u64, count: &mut u64) {
         let rows_here = c.t - j; // rows that may still be added, this one included
-        if rows_here >= left {
-            // No bound cuts the completions of `left` tiles with parts <= prev:
-            // they are one contiguous rank range (clipped to the owned ranks).
+                                 // No bound cuts the completions of `left` tiles with parts <= prev:
+                                 // they are one contiguous rank range (clipped to the owned ranks).
+                                 // Nor when the bound (rows unbounded: the canonical cut) leaves one
+                                 // or two rows too few: the completions with too many rows are then
+                                 // `1^left` and `2 1^(left−2)`, the first two ranks (as in `Ranking::walk`).
+        let skip = if rows_here >= left {
+            Some(0)
+        } else if left - rows_here <= 2 && self.by_suffix.planes == 1 {
+            Some((left - rows_here).min(prev) as u64)
+        } else {
+            None
+        };
+        if let Some(skip) = skip {
             let n = self.ranking.q(left, left, prev);
-            let (start, end) = (acc.max(level.base), (acc + n).min(level.base + level.len));
+            let (start, end) = ((acc + skip).max(level.base), (acc + n).min(level.base + level.len));
             if start < end {
                 marker.set_range(level.words, start - level.base, end - level.base);
                 *count += end - start;
