@@ -673,7 +673,12 @@ impl<'a> Ctx<'a> {
                 None => Owned { words: &[], base, len: 0 },
             })
             .collect();
-        let whole = levels.iter().enumerate().all(|(n, l)| l.len == 0 || (l.base == 0 && l.len == ranking.size(n as u32)));
+        // A held level of which this process owns nothing is not whole either.
+        let whole = marks
+            .iter()
+            .zip(base)
+            .enumerate()
+            .all(|(n, (m, &base))| m.as_ref().is_none_or(|b| base == 0 && b.len() == ranking.size(n as u32)));
         Ctx {
             whole,
             ranking,
@@ -1084,7 +1089,10 @@ mod tests {
             let by_suffix = BySuffix::new(&ranking);
             let positions: Vec<Vec<Position>> =
                 (0..=top).map(|n| (0..ranking.size(n)).map(|r| ranking.unrank(n, r).unwrap()).collect()).collect();
-            for split in [false, true] {
+            // Shares: every level whole; the second half of every level; or
+            // (as a process sees the small levels of a box late in a run)
+            // odd levels whole and nothing of the even ones.
+            for split in [0, 1, 2] {
                 for n in 1..top {
                     for (lrank, l) in positions[n as usize].iter().enumerate() {
                         // The shares: the first or the second half of every level.
@@ -1092,12 +1100,24 @@ mod tests {
                         let mut base = Vec::new();
                         for m in 0..=top {
                             let size = ranking.size(m);
-                            let (b, len) = if split { (size / 2, size - size / 2) } else { (0, size) };
+                            let (b, len) = match split {
+                                0 => (0, size),
+                                1 => (size / 2, size - size / 2),
+                                _ => {
+                                    if m % 2 == 1 {
+                                        (0, size)
+                                    } else {
+                                        (size, 0)
+                                    }
+                                }
+                            };
                             marks.push((m > n).then(|| MappedBits::anonymous(len).unwrap()));
                             base.push(b);
                         }
                         let ctx = Ctx::new(&ranking, &by_suffix, &marks, &base);
-                        assert!(split || ctx.whole);
+                        let whole =
+                            (n + 1..=top).all(|m| base[m as usize] == 0 && marks[m as usize].as_ref().unwrap().len() == ranking.size(m));
+                        assert_eq!(ctx.whole, whole, "{u:?} split {split}");
                         let mut scratch = Scratch::new(top);
                         ctx.push_parents(l.rows(), n, lrank as u64, 1, top - n, &mut scratch);
                         scratch.marker.flush();
@@ -1116,7 +1136,7 @@ mod tests {
                             .flat_map(|m| positions[m as usize].iter().enumerate().map(move |(r, p)| (m, r as u64, p)))
                             .filter(|(m, r, p)| {
                                 (!u.is_symmetric() || p.height() <= p.width())
-                                    && (!split || *r >= base[*m as usize])
+                                    && *r >= base[*m as usize]
                                     && p.moves().iter().any(|(_, child)| child == l)
                             })
                             .map(|(m, r, _)| (m, r))
