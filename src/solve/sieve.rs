@@ -546,10 +546,16 @@ impl<'a> Marker<'a> {
     /// Queues `word |= mask`.
     #[inline(always)]
     fn or(&mut self, word: &'a AtomicU64, mask: u64) {
+        Self::queue(&mut self.ring, &mut self.pos, word, mask);
+    }
+
+    /// Queues `word |= mask` in slot `pos` of `ring`, writing the mark it held.
+    #[inline(always)]
+    fn queue(ring: &mut [(&'a AtomicU64, u64); RING], pos: &mut usize, word: &'a AtomicU64, mask: u64) {
         prefetch(word);
-        let (w, m) = std::mem::replace(&mut self.ring[self.pos], (word, mask));
+        let (w, m) = std::mem::replace(&mut ring[*pos % RING], (word, mask));
         or_word(w, m);
-        self.pos = (self.pos + 1) % RING;
+        *pos = (*pos + 1) % RING;
     }
 
     /// Queues setting bit `i` of the bit set `words`.
@@ -564,11 +570,7 @@ impl<'a> Marker<'a> {
     fn set_words(&mut self, marks: impl Iterator<Item = (&'a [AtomicU64], u64)>) {
         let mut pos = self.pos;
         for (words, i) in marks {
-            let word = &words[(i >> 6) as usize];
-            prefetch(word);
-            let (w, m) = std::mem::replace(&mut self.ring[pos % RING], (word, 1 << (i & 63)));
-            or_word(w, m);
-            pos = (pos + 1) % RING;
+            Self::queue(&mut self.ring, &mut pos, &words[(i >> 6) as usize], 1 << (i & 63));
         }
         self.pos = pos;
     }
@@ -665,7 +667,7 @@ struct Below {
 impl<'a> Ctx<'a> {
     fn new(ranking: &'a Ranking, by_suffix: &'a BySuffix, marks: &'a [Option<MappedBits>], base: &[u64]) -> Self {
         let universe = ranking.universe();
-        let levels: Vec<Owned> = marks
+        let levels = marks
             .iter()
             .zip(base)
             .map(|(m, &base)| match m {
@@ -885,17 +887,31 @@ impl<'a> Ctx<'a> {
         let base = r.suffix_below + r.t * r.b + sum; // suffix of the top row, less its growth
         let (len, d0, n0) = ((hi - lo + 1) as usize, (sum + lo) as usize, (r.lt + sum + lo) as usize);
         let grown = self.by_suffix.diagonal(r.a, r.b + lo, base + lo);
+        let ranks = r.pre[d0..d0 + len].iter().zip(grown).map(|(pre, own)| pre + own + acc);
+        self.mark_levels::<WHOLE>(n0, len, ranks, marker, counts);
+    }
+
+    /// Marks one parent in each of the levels `n0 .. n0 + len`, of the
+    /// given ranks, and counts them (in `counts`, as differences when
+    /// `WHOLE`: every level held whole, no rank to test for ownership).
+    #[inline(always)]
+    fn mark_levels<const WHOLE: bool>(
+        &self,
+        n0: usize,
+        len: usize,
+        ranks: impl Iterator<Item = u64>,
+        marker: &mut Marker<'a>,
+        counts: &mut [u64],
+    ) {
+        let levels = &self.levels[n0..n0 + len];
         if WHOLE {
-            // `counts` holds differences: one mark in each level `n0 .. n0 + len`.
             counts[n0] = counts[n0].wrapping_add(1);
             counts[n0 + len] = counts[n0 + len].wrapping_sub(1);
-            let ranks = r.pre[d0..d0 + len].iter().zip(grown).map(|(pre, own)| pre + own + acc);
-            marker.set_words(self.levels[n0..n0 + len].iter().map(|level| level.words).zip(ranks));
+            marker.set_words(levels.iter().map(|level| level.words).zip(ranks));
             return;
         }
-        let levels = self.levels[n0..n0 + len].iter().zip(&mut counts[n0..n0 + len]);
-        for ((pre, own), (level, count)) in r.pre[d0..d0 + len].iter().zip(grown).zip(levels) {
-            if let Some(i) = level.bit(pre + own + acc) {
+        for ((rank, level), count) in ranks.zip(levels).zip(&mut counts[n0..n0 + len]) {
+            if let Some(i) = level.bit(rank) {
                 marker.set_word(level.words, i);
                 *count += 1;
             }
@@ -985,28 +1001,14 @@ impl<'a> Ctx<'a> {
         let k = fixed.wrapping_sub(f[sy as usize]); // the rank is exact modulo 2^64
         let (len, n0) = ((hi - lo + 1) as usize, (r.lt + sum + lo) as usize);
         let pre = &r.pre[(sum + lo) as usize..(sum + hi) as usize + 1];
-        let levels = &self.levels[n0..n0 + len];
         let (mut sh, mut s0) = (sy + (prev - lo) * v, sy + prev * v + lo);
-        if WHOLE {
-            counts[n0] = counts[n0].wrapping_add(1);
-            counts[n0 + len] = counts[n0 + len].wrapping_sub(1);
-        }
         let ranks = pre.iter().map(|p| {
             let rank = (p + f[sh as usize] + top[s0 as usize] - top[sh as usize]).wrapping_add(k);
             sh = sh.wrapping_sub(v);
             s0 += 1;
             rank
         });
-        if WHOLE {
-            marker.set_words(levels.iter().map(|level| level.words).zip(ranks));
-        } else {
-            for (i, (rank, level)) in ranks.zip(levels).enumerate() {
-                if let Some(bit) = level.bit(rank) {
-                    marker.set_word(level.words, bit);
-                    counts[n0 + i] += 1;
-                }
-            }
-        }
+        self.mark_levels::<WHOLE>(n0, len, ranks, marker, counts);
     }
 
     /// Enumerates the new rows `μ` (|μ| = d) below a loss, top row first,
