@@ -27,6 +27,7 @@
 
 use super::rank::NdRanking;
 use super::NdError;
+use crate::solve::sieve::prefetch;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Most entries of the slice tables (`B`, and a quarter of the parent lists).
@@ -406,16 +407,4 @@ impl<'a> Marks<'a> {
         }
         self.pending.clear();
     }
-}
-
-#[inline(always)]
-fn prefetch(word: &AtomicU64) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint: it reads no value and cannot fault.
-    #[allow(unused_unsafe)]
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(word as *const AtomicU64 as *const i8, std::arch::x86_64::_MM_HINT_T0)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = word;
 }

@@ -60,31 +60,36 @@ fn level_with<S: Seen>(
     comm: &dyn Comm,
 ) -> Result<LevelGrundy, GrundyOverflow> {
     let sym = ranking.universe().is_symmetric();
+    // Where each smaller level's values start, for the child addresses of `Scratch::moves`.
+    let bases: Vec<usize> = lower.iter().map(|l| l.as_ptr().expose_provenance()).collect();
     let results: Vec<Result<(u64, u64), GrundyOverflow>> =
         split::level_share(ranking, n, if sym { split::Balance::Canonical } else { split::Balance::All }, comm.process(), comm.processes())
             .par_iter()
-            .map_init(Scratch::default, |scratch, prefix| {
-                let (mut evaluated, mut lookups) = (0u64, 0u64);
-                let mut overflow = false;
-                ranking.for_each_with_prefix(n, prefix, sym, |rank, rows| {
-                    let (g, looked) = value_of::<S>(ranking, rows, rank, lower, scratch);
-                    lookups += looked;
-                    evaluated += 1;
-                    if g > 255 {
-                        overflow = true;
-                        return;
+            .map_init(
+                || Scratch::new(sym),
+                |scratch, prefix| {
+                    let (mut evaluated, mut lookups) = (0u64, 0u64);
+                    let mut overflow = false;
+                    ranking.for_each_with_prefix(n, prefix, sym, |rank, rows| {
+                        let (g, looked) = value_of::<S>(ranking, rows, rank, &bases, scratch);
+                        lookups += looked;
+                        evaluated += 1;
+                        if g > 255 {
+                            overflow = true;
+                            return;
+                        }
+                        out[rank as usize].store(g as u8, Ordering::Relaxed);
+                        if sym && rows.len() < rows[0] as usize {
+                            out[scratch.conjugate as usize].store(g as u8, Ordering::Relaxed);
+                        }
+                    });
+                    if overflow {
+                        Err(GrundyOverflow { tiles: n })
+                    } else {
+                        Ok((evaluated, lookups))
                     }
-                    out[rank as usize].store(g as u8, Ordering::Relaxed);
-                    if sym && rows.len() < rows[0] as usize {
-                        out[conjugate_rank(ranking, rows) as usize].store(g as u8, Ordering::Relaxed);
-                    }
-                });
-                if overflow {
-                    Err(GrundyOverflow { tiles: n })
-                } else {
-                    Ok((evaluated, lookups))
-                }
-            })
+                },
+            )
             .collect();
     let mut total = LevelGrundy { evaluated: 0, lookups: 0 };
     for r in results {
@@ -107,25 +112,6 @@ pub fn histogram(values: &[u8]) -> Vec<u64> {
     h
 }
 
-/// Rank of the conjugate (transpose) of `rows`, from its columns directly
-/// (no buffer to clear: this runs once per canonical position).
-fn conjugate_rank(rk: &Ranking, rows: &[u8]) -> u64 {
-    // Columns p_{i+1}..p_i (p_k = 0) have exactly i + 1 tiles; column c is
-    // row c of the conjugate, with `suffix` tiles in it and the columns after.
-    let mut suffix: u32 = rows.iter().map(|&v| v as u32).sum();
-    let (mut rank, mut c, mut below) = (0, 0u32, 0u32);
-    for (i, &len) in rows.iter().enumerate().rev() {
-        let height = i as u32 + 1;
-        for _ in below..len as u32 {
-            rank += rk.contribution(suffix, c, height);
-            suffix -= height;
-            c += 1;
-        }
-        below = len as u32;
-    }
-    rank
-}
-
 /// Per-task state of the child-rank computation, kept across the positions
 /// of one walk (consecutive positions share their top rows).
 #[derive(Default)]
@@ -142,11 +128,41 @@ struct Scratch {
     /// from one position to the next down to their first differing row. At
     /// `m = n` it is the parent's own rank less the contribution of rows `a..`.
     head: Vec<u64>,
+    /// `moves[off[j] + (b − 1) * j + a]`, for `1 <= j < k`, `1 <= b < p_{j−1}`
+    /// and `a < j`: the address of the value of the child `(a, b)` less the
+    /// parent's rank, for every parent whose rows `0..j` are these and whose
+    /// rows `j..` are at most `b` (so they stay). Such a child keeps the
+    /// parent's rows `j..` at the same rows with the same tiles below them,
+    /// so their contribution is the parent's and cancels: the entry depends
+    /// on rows `0..j` only and survives like `head`. A parent then reads the
+    /// moves of rows `j..k` as one run of entries per `j`.
+    moves: Vec<usize>,
+    /// `off[j]`: where the entries of `j` start (`off[1] = 0`).
+    off: Vec<usize>,
+    /// Whether to keep the conjugate's rank (symmetric universes).
+    sym: bool,
+    /// `columns[coff[i] + x]`, for `1 <= i <= k` and `x <= p_{i−1}`: the
+    /// contribution to the conjugate's rank of columns `x..p_{i−1}`, read as
+    /// columns of height `i` (as they are for `x >= p_i`). The tiles right of
+    /// them are in rows `0..i−1`, so an entry depends on rows `0..i` only and
+    /// survives like `head`.
+    columns: Vec<u64>,
+    /// `coff[i]`: where the entries of `i` start (`coff[1] = 0`).
+    coff: Vec<usize>,
+    /// `part[i]`: the contribution of the columns `p_i..` (height at most `i`).
+    part: Vec<u64>,
+    /// The rank of the conjugate of the last prepared position (when `sym`).
+    conjugate: u64,
 }
 
 impl Scratch {
-    /// Brings `pre` and `head` up to date for the position `p` of level `n`.
-    fn prepare(&mut self, rk: &Ranking, n: u32, p: &[u8]) {
+    fn new(sym: bool) -> Scratch {
+        Scratch { sym, ..Scratch::default() }
+    }
+
+    /// Brings `pre`, `head` and `moves` up to date for the position `p` of
+    /// level `n`; `bases[m]` is the address of level `m`'s values.
+    fn prepare(&mut self, rk: &Ranking, n: u32, p: &[u8], bases: &[usize]) {
         let k = p.len();
         let stride = n as usize + 1;
         if self.n != n {
@@ -157,11 +173,14 @@ impl Scratch {
             // A row a exists only when n > a: n rows of heads suffice.
             self.head.clear();
             self.head.resize(stride * stride, 0);
+            self.off.clear();
+            self.coff.clear();
+            self.part.clear();
         }
         // Rows 0..same agree with the previous position: heads 0..=same stay.
         let same = self.prev.iter().zip(p).take_while(|(x, y)| x == y).count();
-        self.prev.clear();
-        self.prev.extend_from_slice(p);
+        self.prev.truncate(same);
+        self.prev.extend_from_slice(&p[same..]);
         self.pre.truncate(same + 1);
         for &len in &p[same..k] {
             let next = self.pre[self.pre.len() - 1] + len as u32;
@@ -177,6 +196,78 @@ impl Scratch {
                 to[m] = from[m] + rk.contribution(m as u32 - pa, a as u32 - 1, len);
             }
         }
+        // The entries of j depend on rows 0..j: those of j <= same stay, and
+        // so do their offsets up to off[same + 1].
+        self.off.truncate(same + 2);
+        while self.off.len() < 2 {
+            self.off.push(0);
+        }
+        for j in self.off.len()..=k {
+            let at = self.off[j - 1] + (j - 1) * (p[j - 2] as usize - 1);
+            self.off.push(at);
+        }
+        if self.moves.len() < self.off[k] {
+            self.moves.resize(self.off[k], 0);
+        }
+        let (pre, head) = (&self.pre[..], &self.head[..]);
+        for j in (same + 1).max(1)..k {
+            let own = head[j * stride + n as usize];
+            let suf_j = n - pre[j];
+            let entries = &mut self.moves[self.off[j]..self.off[j + 1]];
+            for (b, row) in (1..p[j - 1] as u32).zip(entries.chunks_exact_mut(j)) {
+                let mut mid = 0u64;
+                let mut m = suf_j;
+                for a in (0..j).rev() {
+                    mid += rk.contribution(m + b, a as u32, b);
+                    m += b;
+                    let child = (pre[a] + m) as usize;
+                    let rank = head[a * stride + child] + mid;
+                    row[a] = bases[child].wrapping_add(rank.wrapping_sub(own) as usize);
+                }
+            }
+        }
+        if self.sym {
+            self.conjugate_from(rk, p, same);
+        }
+    }
+
+    /// The conjugate's rank, summed over its rows (the columns of `p`) from
+    /// the last: columns `p_i..p_{i−1}` have height `i` and the tiles right of
+    /// column `x` number `S_x`, so each adds `contribution(S_x, x, i)`. Only
+    /// the groups below the first changed row are summed again.
+    fn conjugate_from(&mut self, rk: &Ranking, p: &[u8], same: usize) {
+        let k = p.len();
+        self.coff.truncate(same + 2);
+        while self.coff.len() < 2 {
+            self.coff.push(0);
+        }
+        for i in self.coff.len()..=k + 1 {
+            let at = self.coff[i - 1] + p[i - 2] as usize + 1;
+            self.coff.push(at);
+        }
+        if self.columns.len() < self.coff[k + 1] {
+            self.columns.resize(self.coff[k + 1], 0);
+        }
+        for i in (same + 1).max(1)..=k {
+            let (top, h) = (p[i - 1] as u32, i as u32);
+            let right = self.pre[i - 1] - (h - 1) * top;
+            let group = &mut self.columns[self.coff[i]..=self.coff[i] + top as usize];
+            group[top as usize] = 0;
+            let mut acc = 0;
+            for x in (0..top).rev() {
+                acc += rk.contribution(right + (top - x) * h, x, h);
+                group[x as usize] = acc;
+            }
+        }
+        self.part.truncate(same.max(1));
+        if self.part.is_empty() {
+            self.part.push(0);
+        }
+        for (i, &row) in p.iter().enumerate().skip(self.part.len()) {
+            let next = self.part[i - 1] + self.columns[self.coff[i] + row as usize];
+            self.part.push(next);
+        }
+        self.conjugate = self.part[k - 1] + self.columns[self.coff[k]];
     }
 }
 
@@ -251,39 +342,44 @@ impl Seen for Seen256 {
 ///
 /// The moves are taken by column `b` of the bite, then by row `a` upwards.
 /// Columns `p_j..p_{j−1}` (`p_k = 0`) share `j`, the first row that a bite
-/// there leaves whole: rows `j..` are unchanged (their contribution to the
-/// parent's rank is `rank − head[j][n]`). For a fixed `b` the rows `a..j`
-/// that become `b` grow by one as `a` decreases, so their contribution is one
-/// more term per move; the rows above `a` come from `head`.
-fn value_of<S: Seen>(rk: &Ranking, p: &[u8], rank: u64, lower: &[&[u8]], s: &mut Scratch) -> (u32, u64) {
+/// there leaves whole. For `j < k` the children's addresses less the rank
+/// are in `Scratch::moves`. For `j = k` (bites into the last row) the rows
+/// `a..k` that become `b` grow by one as `a` decreases, so their contribution
+/// is one more term per move; the rows above `a` come from `head`.
+fn value_of<S: Seen>(rk: &Ranking, p: &[u8], rank: u64, bases: &[usize], s: &mut Scratch) -> (u32, u64) {
     let k = p.len();
     let n: u32 = p.iter().map(|&v| v as u32).sum();
     if k == 1 && p[0] == 1 {
         return (0, 0);
     }
-    s.prepare(rk, n, p);
+    s.prepare(rk, n, p, bases);
     let (pre, head) = (&s.pre[..], &s.head[..]);
     let stride = n as usize + 1;
+    // SAFETY (of every read below): the address is that of a child's value,
+    // the start of its level's slice (`bases`, from `lower`, alive for the
+    // call) plus the child's rank within that level.
+    let value = |at: usize| unsafe { *std::ptr::with_exposed_provenance::<u8>(at) };
     let mut seen = S::default();
     // b = 0: the child is rows 0..a (a ≥ 1; a = 0 eats the poison).
     for a in 1..k {
         let m = pre[a] as usize;
-        seen.insert(lower[m][head[a * stride + m] as usize]);
+        seen.insert(value(bases[m] + head[a * stride + m] as usize));
     }
-    for j in (1..=k).rev() {
-        let suf_j = n - pre[j];
-        let (tail_j, first) = if j == k { (0, 1) } else { (rank - head[j * stride + n as usize], p[j] as u32) };
-        for b in first..p[j - 1] as u32 {
-            let mut mid = 0u64;
-            let mut m = suf_j;
-            for a in (0..j).rev() {
-                // The child keeps rows 0..a and j.., with j − a rows of b between.
-                mid += rk.contribution(m + b, a as u32, b);
-                m += b;
-                let child = pre[a] + m;
-                let r = head[a * stride + child as usize] + mid + tail_j;
-                seen.insert(lower[child as usize][r as usize]);
-            }
+    for b in 1..p[k - 1] as u32 {
+        let mut mid = 0u64;
+        let mut m = 0;
+        for a in (0..k).rev() {
+            // The child keeps rows 0..a, with k − a rows of b below.
+            mid += rk.contribution(m + b, a as u32, b);
+            m += b;
+            let child = (pre[a] + m) as usize;
+            seen.insert(value(bases[child] + (head[a * stride + child] + mid) as usize));
+        }
+    }
+    for j in 1..k {
+        let at = s.off[j];
+        for &e in &s.moves[at + (p[j] as usize - 1) * j..at + (p[j - 1] as usize - 1) * j] {
+            seen.insert(value(e.wrapping_add(rank as usize)));
         }
     }
     (seen.mex(), n as u64 - 1)
@@ -294,16 +390,25 @@ mod tests {
     use super::*;
     use crate::game::{position::conjugate_rows, Universe};
 
+    /// The conjugate's rank kept across a walk is the rank of the conjugate,
+    /// for every position visited in walk order (prefix by prefix, as the
+    /// level pass visits them).
     #[test]
     fn conjugate_rank_is_the_rank_of_the_conjugate() {
         for universe in [Universe::tiles(24), Universe::boxed(7, 7)] {
             let rk = Ranking::new(&universe).unwrap();
             for n in 1..=rk.max_tiles() {
-                let mut rows = Vec::new();
-                for rank in 0..rk.size(n) {
-                    rk.unrank_into(n, rank, &mut rows);
-                    assert_eq!(conjugate_rank(&rk, &rows), rk.rank_rows(&conjugate_rows(&rows)), "{rows:?}");
+                let bases = vec![0usize; n as usize];
+                let mut scratch = Scratch::new(true);
+                let mut seen = 0;
+                for top in 1..=n.min(rk.max_part()) {
+                    rk.for_each_with_prefix(n, &[top as u8], true, |_, rows| {
+                        scratch.prepare(&rk, n, rows, &bases);
+                        assert_eq!(scratch.conjugate, rk.rank_rows(&conjugate_rows(rows)), "{rows:?}");
+                        seen += 1;
+                    });
                 }
+                assert!(seen > 0 || rk.size(n) == 0);
             }
         }
     }

@@ -617,16 +617,17 @@ pub(super) fn for_words(start: u64, end: u64, mut f: impl FnMut(u64, u64)) {
     f(last, tail);
 }
 
-/// Asks the CPU to bring `word` into the cache (a no-op off x86-64).
+/// Asks the CPU to bring the cache line at `at` into the cache (a no-op off
+/// x86-64). Any address will do: a prefetch reads nothing and cannot fault.
 #[inline(always)]
-pub(super) fn prefetch(word: &AtomicU64) {
+pub(crate) fn prefetch<T>(at: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; the address is that of a live reference.
+    // SAFETY: a prefetch is a hint; it does not access the memory.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(word as *const AtomicU64 as *const i8)
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at as *const i8)
     };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = word;
+    let _ = at;
 }
 
 /// A run of rows of equal length `b > 0` of a loss, whose parents grow them.
