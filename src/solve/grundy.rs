@@ -198,14 +198,7 @@ impl Scratch {
         }
         // The entries of j depend on rows 0..j: those of j <= same stay, and
         // so do their offsets up to off[same + 1].
-        self.off.truncate(same + 2);
-        while self.off.len() < 2 {
-            self.off.push(0);
-        }
-        for j in self.off.len()..=k {
-            let at = self.off[j - 1] + (j - 1) * (p[j - 2] as usize - 1);
-            self.off.push(at);
-        }
+        extend_offsets(&mut self.off, same, k, |j| (j - 1) * (p[j - 2] as usize - 1));
         if self.moves.len() < self.off[k] {
             self.moves.resize(self.off[k], 0);
         }
@@ -237,14 +230,7 @@ impl Scratch {
     /// the groups below the first changed row are summed again.
     fn conjugate_from(&mut self, rk: &Ranking, p: &[u8], same: usize) {
         let k = p.len();
-        self.coff.truncate(same + 2);
-        while self.coff.len() < 2 {
-            self.coff.push(0);
-        }
-        for i in self.coff.len()..=k + 1 {
-            let at = self.coff[i - 1] + p[i - 2] as usize + 1;
-            self.coff.push(at);
-        }
+        extend_offsets(&mut self.coff, same, k + 1, |i| p[i - 2] as usize + 1);
         if self.columns.len() < self.coff[k + 1] {
             self.columns.resize(self.coff[k + 1], 0);
         }
@@ -268,6 +254,21 @@ impl Scratch {
             self.part.push(next);
         }
         self.conjugate = self.part[k - 1] + self.columns[self.coff[k]];
+    }
+}
+
+/// Offsets of groups kept per prefix: `off[1] = 0` and `off[j] = off[j − 1] +
+/// size(j)`, where group `j − 1`'s size depends on rows `0..j − 1` only; the
+/// offsets up to `same + 1` (rows `0..same` unchanged) stay, the rest up to
+/// `last` are summed again.
+fn extend_offsets(off: &mut Vec<usize>, same: usize, last: usize, size: impl Fn(usize) -> usize) {
+    off.truncate(same + 2);
+    while off.len() < 2 {
+        off.push(0);
+    }
+    for j in off.len()..=last {
+        let at = off[j - 1] + size(j);
+        off.push(at);
     }
 }
 

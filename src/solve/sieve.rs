@@ -617,17 +617,16 @@ pub(super) fn for_words(start: u64, end: u64, mut f: impl FnMut(u64, u64)) {
     f(last, tail);
 }
 
-/// Asks the CPU to bring the cache line at `at` into the cache (a no-op off
-/// x86-64). Any address will do: a prefetch reads nothing and cannot fault.
+/// Asks the CPU to bring `word` into the cache (a no-op off x86-64).
 #[inline(always)]
-pub(crate) fn prefetch<T>(at: *const T) {
+pub(crate) fn prefetch(word: &AtomicU64) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it does not access the memory.
+    // SAFETY: a prefetch is a hint; the address is that of a live reference.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at as *const i8)
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(word as *const AtomicU64 as *const i8)
     };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
+    let _ = word;
 }
 
 /// A run of rows of equal length `b > 0` of a loss, whose parents grow them.
