@@ -14,6 +14,15 @@ pub trait Visit {
     /// Called for each position: its rank in the level and its rows.
     fn position(&mut self, rank: u64, rows: &[u8]);
 
+    /// [`Visit::position`], told also that rows `0..same` are those of the
+    /// position this walk visited before (`same` may be smaller than the
+    /// rows they truly share; it is 0 for a walk's first position). The
+    /// Grundy pass keeps per-prefix sums and rebuilds only those below `same`.
+    #[inline(always)]
+    fn position_from(&mut self, rank: u64, rows: &[u8], _same: usize) {
+        self.position(rank, rows)
+    }
+
     /// Offered a subtree whose positions are exactly the ranks
     /// `first + skip..first + count`: the rows `rows` followed by the
     /// completions of `rest` tiles with parts at most `max_part` (the rank
@@ -33,6 +42,29 @@ impl<F: FnMut(u64, &[u8])> Visit for F {
     fn position(&mut self, rank: u64, rows: &[u8]) {
         self(rank, rows)
     }
+}
+
+/// A closure told, with each position, how many top rows it shares with the
+/// last one (see [`Visit::position_from`]).
+pub struct Changes<F>(pub F);
+
+impl<F: FnMut(u64, &[u8], usize)> Visit for Changes<F> {
+    #[inline(always)]
+    fn position(&mut self, rank: u64, rows: &[u8]) {
+        (self.0)(rank, rows, 0)
+    }
+    #[inline(always)]
+    fn position_from(&mut self, rank: u64, rows: &[u8], same: usize) {
+        (self.0)(rank, rows, same)
+    }
+}
+
+/// What a walk counts as it goes.
+struct Tally {
+    /// Positions covered (visited one by one or taken as ranges).
+    covered: u64,
+    /// The lowest row written since the last position visited.
+    same: usize,
 }
 
 /// The fixed parameters of one walk.
@@ -73,14 +105,14 @@ impl Ranking {
             s -= v as u32;
         }
         let last = prefix[prefix.len() - 1] as u32;
-        let mut covered = 0;
+        let mut tally = Tally { covered: 0, same: 0 };
         // When only the universe's own row bound limits the rows (no
         // canonical cut), every subtree is a contiguous rank range that the
         // ranking counts: offer each one whole.
         let uncut = self.universe().rows == Some(max_rows);
         let walk = Walk { max_rows, uncut };
-        self.dfs(&walk, s, prefix.len() as u32, last, rank, &mut rows, visit, &mut covered);
-        covered
+        self.dfs(&walk, s, prefix.len() as u32, last, rank, &mut rows, visit, &mut tally);
+        tally.covered
     }
 
     /// Calls `f(rank, rows)` for every position of level `n` whose top rows
@@ -90,10 +122,11 @@ impl Ranking {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn dfs(&self, w: &Walk, s: u32, i: u32, prev: u32, rank: u64, rows: &mut [u8; 256], visit: &mut impl Visit, covered: &mut u64) {
+    fn dfs(&self, w: &Walk, s: u32, i: u32, prev: u32, rank: u64, rows: &mut [u8; 256], visit: &mut impl Visit, tally: &mut Tally) {
         if s == 0 {
-            *covered += 1;
-            visit.position(rank, &rows[..i as usize]);
+            tally.covered += 1;
+            visit.position_from(rank, &rows[..i as usize], tally.same);
+            tally.same = i as usize;
             return;
         }
         let rows_after = w.max_rows - i; // rows still allowed, this one included
@@ -110,7 +143,7 @@ impl Ranking {
                 return;
             }
             if visit.range(rank, count, 0, &rows[..i as usize], s, prev) {
-                *covered += count;
+                tally.covered += count;
                 return;
             }
         } else if s - rows_after <= 2 && self.universe().rows.is_none() {
@@ -121,7 +154,7 @@ impl Ranking {
             let count = self.q(s, s, prev);
             let skip = (s - rows_after).min(prev) as u64;
             if count > skip && visit.range(rank, count, skip, &rows[..i as usize], s, prev) {
-                *covered += count - skip;
+                tally.covered += count - skip;
                 return;
             }
         }
@@ -129,8 +162,9 @@ impl Ranking {
         let lo = s.div_ceil(rows_after).max(1);
         for v in lo..=prev.min(s) {
             rows[i as usize] = v as u8;
+            tally.same = tally.same.min(i as usize);
             let r = rank + self.contribution(s, i, v);
-            self.dfs(w, s - v, i + 1, v, r, rows, visit, covered);
+            self.dfs(w, s - v, i + 1, v, r, rows, visit, tally);
         }
     }
 }
@@ -177,6 +211,36 @@ mod tests {
                         for (r, rows) in &one {
                             assert_eq!(rk.rank_rows(rows), *r);
                             assert!(!canonical || rows.len() <= top as usize);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The rows a walk says a position shares with the previous one are
+    /// exactly the rows they share (0 for a walk's first), in every universe
+    /// kind, canonical or not, from prefixes of one and two rows.
+    #[test]
+    fn walks_tell_the_rows_unchanged() {
+        for u in [Universe::tiles(20), Universe::boxed(6, 7), Universe { rows: None, cols: Some(5), tiles: Some(18) }] {
+            let rk = Ranking::new(&u).unwrap();
+            for n in 1..=rk.max_tiles() {
+                for canonical in [false, true] {
+                    for top in 1..=n.min(rk.max_part()) {
+                        for second in 0..=top.min(n - top) {
+                            let prefix: Vec<u8> = [top, second].into_iter().filter(|&r| r > 0).map(|r| r as u8).collect();
+                            let mut last: Option<Vec<u8>> = None;
+                            rk.walk(
+                                n,
+                                &prefix,
+                                canonical,
+                                &mut Changes(|_, rows: &[u8], same| {
+                                    let shared = last.as_ref().map_or(0, |l| l.iter().zip(rows).take_while(|(x, y)| x == y).count());
+                                    assert_eq!(same, shared, "{u:?} level {n} prefix {prefix:?}: {last:?} then {rows:?}");
+                                    last = Some(rows.to_vec());
+                                }),
+                            );
                         }
                     }
                 }

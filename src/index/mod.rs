@@ -7,5 +7,5 @@ mod enumerate;
 mod ranking;
 pub mod split;
 
-pub use enumerate::Visit;
+pub use enumerate::{Changes, Visit};
 pub use ranking::Ranking;

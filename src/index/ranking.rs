@@ -28,6 +28,9 @@ pub struct Ranking {
     max_part: u32,
     /// `(plane, s, m)` flattened; plane = rows left when bounded, else 0.
     table: Vec<u64>,
+    /// The same counts as `(plane, m, s)`: each part bound's counts by
+    /// suffix in a row (see [`Ranking::contributions`]).
+    by_part: Vec<u64>,
     /// The same counts with a plane for every row bound (built on first use,
     /// for balancing work by canonical positions).
     bounded: std::sync::Arc<std::sync::OnceLock<Ranking>>,
@@ -74,7 +77,15 @@ impl Ranking {
                 }
             }
         }
-        Ok(Ranking { universe: *universe, max_rows, max_tiles, max_part, table, bounded: Default::default() })
+        let mut by_part = vec![0u64; table.len()];
+        for p in 0..planes {
+            for s in 0..sdim {
+                for m in 0..mdim {
+                    by_part[(p * mdim + m) * sdim + s] = table[idx(p, s, m)];
+                }
+            }
+        }
+        Ok(Ranking { universe: *universe, max_rows, max_tiles, max_part, table, by_part, bounded: Default::default() })
     }
 
     /// The universe this ranking covers.
@@ -118,6 +129,21 @@ impl Ranking {
         debug_assert!(v >= 1 && v <= self.max_part && suffix <= self.max_tiles);
         // SAFETY-free fast path: bounds are guaranteed by the universe, checked in debug.
         self.table[self.index(suffix, rows_left, v - 1)]
+    }
+
+    /// The contributions of row `row` of value `v` for every suffix:
+    /// `contributions(row, v)[suffix] == contribution(suffix, row, v)`, in
+    /// one slice (loops over suffixes read it in order).
+    #[inline(always)]
+    pub fn contributions(&self, row: u32, v: u32) -> &[u64] {
+        let plane = match self.max_rows {
+            Some(max) => (max - row) as usize,
+            None => 0,
+        };
+        debug_assert!(v >= 1 && v <= self.max_part);
+        let sdim = self.max_tiles as usize + 1;
+        let at = (plane * (self.max_part as usize + 1) + v as usize - 1) * sdim;
+        &self.by_part[at..at + sdim]
     }
 
     /// Number of positions with `n` tiles in the universe (0 outside `1..=max_tiles`).
@@ -263,6 +289,23 @@ mod tests {
         let b = r.row_bounded();
         for (s, rows, m) in [(200, 20, 20), (37, 5, 9), (399, 20, 20), (1, 1, 1)] {
             assert_eq!(b.q(s, rows, m), r.q(s, rows, m), "Q({s}, {rows}, {m})");
+        }
+    }
+
+    #[test]
+    fn contributions_by_suffix_are_the_contributions() {
+        for u in [Universe::tiles(30), Universe::boxed(5, 8), Universe { rows: Some(4), cols: None, tiles: Some(16) }] {
+            let r = Ranking::new(&u).unwrap();
+            let rows = u.rows.unwrap_or(r.max_tiles()).min(r.max_tiles());
+            for row in 0..rows {
+                for v in 1..=r.max_part() {
+                    let by_suffix = r.contributions(row, v);
+                    assert_eq!(by_suffix.len(), r.max_tiles() as usize + 1);
+                    for suffix in 0..=r.max_tiles() {
+                        assert_eq!(by_suffix[suffix as usize], r.contribution(suffix, row, v), "{u:?} ({suffix}, {row}, {v})");
+                    }
+                }
+            }
         }
     }
 

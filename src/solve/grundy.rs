@@ -10,7 +10,7 @@
 //! is stored for the conjugate too.
 
 use crate::cluster::Comm;
-use crate::index::{split, Ranking};
+use crate::index::{split, Changes, Ranking};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -70,8 +70,8 @@ fn level_with<S: Seen>(
                 |scratch, prefix| {
                     let (mut evaluated, mut lookups) = (0u64, 0u64);
                     let mut overflow = false;
-                    ranking.for_each_with_prefix(n, prefix, sym, |rank, rows| {
-                        let (g, looked) = value_of::<S>(ranking, rows, rank, &bases, scratch);
+                    let mut visit = Changes(|rank, rows: &[u8], same| {
+                        let (g, looked) = value_of::<S>(ranking, n, rows, rank, same, &bases, scratch);
                         lookups += looked;
                         evaluated += 1;
                         if g > 255 {
@@ -83,6 +83,7 @@ fn level_with<S: Seen>(
                             out[scratch.conjugate as usize].store(g as u8, Ordering::Relaxed);
                         }
                     });
+                    ranking.walk(n, prefix, sym, &mut visit);
                     if overflow {
                         Err(GrundyOverflow { tiles: n })
                     } else {
@@ -112,16 +113,17 @@ pub fn histogram(values: &[u8]) -> Vec<u64> {
     h
 }
 
+/// Most rows of a position whose value is computed (one per tile).
+const ROWS: usize = MAX_GRUNDY_TILES as usize;
+
 /// Per-task state of the child-rank computation, kept across the positions
-/// of one walk (consecutive positions share their top rows).
-#[derive(Default)]
+/// of one walk (consecutive positions share their top rows; the walk says
+/// how many, so a position rebuilds only what lies below them).
 struct Scratch {
     /// The level the tables below are sized for.
     n: u32,
-    /// Rows of the previous position (the prefix `head` was built for).
-    prev: Vec<u8>,
     /// `pre[i]`: tiles in rows `0..i`.
-    pre: Vec<u32>,
+    pre: [u32; ROWS + 1],
     /// `head[a * (n + 1) + m]`: contribution of rows `0..a` (unchanged) to the
     /// rank of a position with `m` tiles, `Σ_{i<a} contribution(m − pre_i, i, p_i)`,
     /// for `pre_a <= m <= n`. It depends on rows `0..a` only, so it survives
@@ -137,8 +139,9 @@ struct Scratch {
     /// on rows `0..j` only and survives like `head`. A parent then reads the
     /// moves of rows `j..k` as one run of entries per `j`.
     moves: Vec<usize>,
-    /// `off[j]`: where the entries of `j` start (`off[1] = 0`).
-    off: Vec<usize>,
+    /// `off[j]`: where the entries of `j` start (`off[1] = 0`; `off[j + 1]`
+    /// depends on rows `0..j`).
+    off: [usize; ROWS + 2],
     /// Whether to keep the conjugate's rank (symmetric universes).
     sym: bool,
     /// `columns[coff[i] + x]`, for `1 <= i <= k` and `x <= p_{i−1}`: the
@@ -147,58 +150,64 @@ struct Scratch {
     /// them are in rows `0..i−1`, so an entry depends on rows `0..i` only and
     /// survives like `head`.
     columns: Vec<u64>,
-    /// `coff[i]`: where the entries of `i` start (`coff[1] = 0`).
-    coff: Vec<usize>,
+    /// `coff[i]`: where the entries of `i` start (`coff[1] = 0`; `coff[i + 1]`
+    /// depends on rows `0..i`).
+    coff: [usize; ROWS + 2],
     /// `part[i]`: the contribution of the columns `p_i..` (height at most `i`).
-    part: Vec<u64>,
+    part: [u64; ROWS + 1],
     /// The rank of the conjugate of the last prepared position (when `sym`).
     conjugate: u64,
 }
 
 impl Scratch {
     fn new(sym: bool) -> Scratch {
-        Scratch { sym, ..Scratch::default() }
+        Scratch {
+            n: 0,
+            pre: [0; ROWS + 1],
+            head: Vec::new(),
+            moves: Vec::new(),
+            off: [0; ROWS + 2],
+            sym,
+            columns: Vec::new(),
+            coff: [0; ROWS + 2],
+            part: [0; ROWS + 1],
+            conjugate: 0,
+        }
     }
 
     /// Brings `pre`, `head` and `moves` up to date for the position `p` of
-    /// level `n`; `bases[m]` is the address of level `m`'s values.
-    fn prepare(&mut self, rk: &Ranking, n: u32, p: &[u8], bases: &[usize]) {
+    /// level `n`, whose rows `0..same` are those of the position prepared
+    /// last; `bases[m]` is the address of level `m`'s values.
+    fn prepare(&mut self, rk: &Ranking, n: u32, p: &[u8], same: usize, bases: &[usize]) {
         let k = p.len();
         let stride = n as usize + 1;
-        if self.n != n {
+        let same = if self.n == n {
+            same
+        } else {
             self.n = n;
-            self.prev.clear();
-            self.pre.clear();
-            self.pre.push(0);
             // A row a exists only when n > a: n rows of heads suffice.
             self.head.clear();
             self.head.resize(stride * stride, 0);
-            self.off.clear();
-            self.coff.clear();
-            self.part.clear();
+            0
+        };
+        for (i, &len) in p.iter().enumerate().skip(same) {
+            self.pre[i + 1] = self.pre[i] + len as u32;
         }
-        // Rows 0..same agree with the previous position: heads 0..=same stay.
-        let same = self.prev.iter().zip(p).take_while(|(x, y)| x == y).count();
-        self.prev.truncate(same);
-        self.prev.extend_from_slice(&p[same..]);
-        self.pre.truncate(same + 1);
-        for &len in &p[same..k] {
-            let next = self.pre[self.pre.len() - 1] + len as u32;
-            self.pre.push(next);
-        }
-        // head[a] is needed for a < k.
+        // head[a] is needed for a < k; those of a <= same stay.
         for a in same + 1..k {
+            let (pa, lo) = (self.pre[a - 1] as usize, self.pre[a] as usize);
+            let row = &rk.contributions(a as u32 - 1, p[a - 1] as u32)[lo - pa..stride - pa];
             let (done, rest) = self.head.split_at_mut(a * stride);
-            let from = &done[(a - 1) * stride..];
-            let to = &mut rest[..stride];
-            let (pa, len) = (self.pre[a - 1], p[a - 1] as u32);
-            for m in self.pre[a] as usize..=n as usize {
-                to[m] = from[m] + rk.contribution(m as u32 - pa, a as u32 - 1, len);
+            let from = &done[(a - 1) * stride + lo..a * stride];
+            for ((to, &from), &c) in rest[lo..stride].iter_mut().zip(from).zip(row) {
+                *to = from + c;
             }
         }
         // The entries of j depend on rows 0..j: those of j <= same stay, and
         // so do their offsets up to off[same + 1].
-        extend_offsets(&mut self.off, same, k, |j| (j - 1) * (p[j - 2] as usize - 1));
+        for j in (same + 2).max(2)..=k {
+            self.off[j] = self.off[j - 1] + (j - 1) * (p[j - 2] as usize - 1);
+        }
         if self.moves.len() < self.off[k] {
             self.moves.resize(self.off[k], 0);
         }
@@ -230,7 +239,9 @@ impl Scratch {
     /// the groups below the first changed row are summed again.
     fn conjugate_from(&mut self, rk: &Ranking, p: &[u8], same: usize) {
         let k = p.len();
-        extend_offsets(&mut self.coff, same, k + 1, |i| p[i - 2] as usize + 1);
+        for i in (same + 2).max(2)..=k + 1 {
+            self.coff[i] = self.coff[i - 1] + p[i - 2] as usize + 1;
+        }
         if self.columns.len() < self.coff[k + 1] {
             self.columns.resize(self.coff[k + 1], 0);
         }
@@ -245,30 +256,11 @@ impl Scratch {
                 group[x as usize] = acc;
             }
         }
-        self.part.truncate(same.max(1));
-        if self.part.is_empty() {
-            self.part.push(0);
-        }
-        for (i, &row) in p.iter().enumerate().skip(self.part.len()) {
-            let next = self.part[i - 1] + self.columns[self.coff[i] + row as usize];
-            self.part.push(next);
+        // part[i] depends on rows 0..=i; part[0] = 0 always.
+        for (i, &row) in p.iter().enumerate().skip(same.max(1)) {
+            self.part[i] = self.part[i - 1] + self.columns[self.coff[i] + row as usize];
         }
         self.conjugate = self.part[k - 1] + self.columns[self.coff[k]];
-    }
-}
-
-/// Offsets of groups kept per prefix: `off[1] = 0` and `off[j] = off[j − 1] +
-/// size(j)`, where group `j − 1`'s size depends on rows `0..j − 1` only; the
-/// offsets up to `same + 1` (rows `0..same` unchanged) stay, the rest up to
-/// `last` are summed again.
-fn extend_offsets(off: &mut Vec<usize>, same: usize, last: usize, size: impl Fn(usize) -> usize) {
-    off.truncate(same + 2);
-    while off.len() < 2 {
-        off.push(0);
-    }
-    for j in off.len()..=last {
-        let at = off[j - 1] + size(j);
-        off.push(at);
     }
 }
 
@@ -347,13 +339,12 @@ impl Seen for Seen256 {
 /// are in `Scratch::moves`. For `j = k` (bites into the last row) the rows
 /// `a..k` that become `b` grow by one as `a` decreases, so their contribution
 /// is one more term per move; the rows above `a` come from `head`.
-fn value_of<S: Seen>(rk: &Ranking, p: &[u8], rank: u64, bases: &[usize], s: &mut Scratch) -> (u32, u64) {
+fn value_of<S: Seen>(rk: &Ranking, n: u32, p: &[u8], rank: u64, same: usize, bases: &[usize], s: &mut Scratch) -> (u32, u64) {
     let k = p.len();
-    let n: u32 = p.iter().map(|&v| v as u32).sum();
-    if k == 1 && p[0] == 1 {
+    if n == 1 {
         return (0, 0);
     }
-    s.prepare(rk, n, p, bases);
+    s.prepare(rk, n, p, same, bases);
     let (pre, head) = (&s.pre[..], &s.head[..]);
     let stride = n as usize + 1;
     // SAFETY (of every read below): the address is that of a child's value,
@@ -403,11 +394,16 @@ mod tests {
                 let mut scratch = Scratch::new(true);
                 let mut seen = 0;
                 for top in 1..=n.min(rk.max_part()) {
-                    rk.for_each_with_prefix(n, &[top as u8], true, |_, rows| {
-                        scratch.prepare(&rk, n, rows, &bases);
-                        assert_eq!(scratch.conjugate, rk.rank_rows(&conjugate_rows(rows)), "{rows:?}");
-                        seen += 1;
-                    });
+                    rk.walk(
+                        n,
+                        &[top as u8],
+                        true,
+                        &mut Changes(|_, rows: &[u8], same| {
+                            scratch.prepare(&rk, n, rows, same, &bases);
+                            assert_eq!(scratch.conjugate, rk.rank_rows(&conjugate_rows(rows)), "{rows:?}");
+                            seen += 1;
+                        }),
+                    );
                 }
                 assert!(seen > 0 || rk.size(n) == 0);
             }
