@@ -338,7 +338,8 @@ fn node_shared_cells(path: &Path, size: u64, comm: &dyn Comm) -> Result<MappedBy
 /// Rebuilds the in-memory state of completed levels from their tables:
 /// their losses are pushed again into the pending levels (each process into
 /// the ranks it owns; not when the word sieve found every loss: `frontier`
-/// is `None`), their Grundy values mapped (written once per node).
+/// is `None`), their Grundy values mapped (written once per node; a node's
+/// only process holds them in anonymous memory).
 #[allow(clippy::too_many_arguments)]
 fn reload(
     ranking: &Ranking,
@@ -356,6 +357,17 @@ fn reload(
     }
     for n in 1..=decided.min(plan.grundy_max_tiles) {
         let raw = work.join(format!("g{n:04}.bin"));
+        if comm.node_processes() == 1 {
+            // Alone on its node, as for the levels it computes: anonymous
+            // memory on huge pages, not a file's 4 KiB pages (the random
+            // reads of the later levels ran at half the speed from the file).
+            let values = dir.read_grundy_values(manifest, n)?;
+            let mut cells = MappedBytes::anonymous(values.len() as u64).map_err(io_err(dir.path()))?;
+            cells.bytes_mut()[..values.len()].copy_from_slice(&values);
+            drop(values);
+            grundy_maps.push(Some(cells.into_read_only().map_err(io_err(dir.path()))?));
+            continue;
+        }
         if comm.is_node_leader() {
             let values = dir.read_grundy_values(manifest, n)?;
             fs::write(&raw, &values).map_err(io_err(&raw))?;
