@@ -112,6 +112,12 @@ fn usage_errors_keep_clap_messages() {
     }
 }
 
+/// A run the tests below stop or hold while it goes on: long enough (Grundy
+/// values to 85 tiles: about 15 s in a debug build on 2 idle cores) that it
+/// cannot end first on a fast machine (losses alone to 80 took 1.2 s, and a
+/// check once found the run finished).
+const SLOW_RUN: &[&str] = &["--max-tiles", "85", "--grundy-max-tiles", "85"];
+
 /// Defect 2: A second run on a directory a running solve holds is refused at once,
 /// naming the holder; a finished run leaves no lock file.
 #[test]
@@ -119,9 +125,9 @@ fn second_run_on_a_held_directory_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("d");
     let d = dir.to_str().unwrap();
-    let mut first = Background::solve(&dir, &["--max-tiles", "85"], &tmp.path().join("first.log"));
+    let mut first = Background::solve(&dir, SLOW_RUN, &tmp.path().join("first.log"));
     wait_until("the first run's manifest", || dir.join("manifest.json").exists());
-    let o = chomp(&["solve", "--max-tiles", "85", "--out", d, "--quiet"]);
+    let o = chomp(&["solve", "--max-tiles", "85", "--grundy-max-tiles", "85", "--out", d, "--quiet"]);
     assert_eq!(o.status.code(), Some(1), "second run: {}", text(&o.stderr));
     let line = assert_one_line_error(&o, "second run on a held directory");
     assert!(line.contains(&format!("in use by process {}", first.pid())), "{line}");
@@ -140,22 +146,22 @@ fn verify_refuses_an_incomplete_run_and_an_empty_sample() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("d");
     let d = dir.to_str().unwrap();
-    let mut run = Background::solve(&dir, &["--max-tiles", "80", "--quiet"], &tmp.path().join("run.log"));
+    let mut run = Background::solve(&dir, SLOW_RUN, &tmp.path().join("run.log"));
     wait_until("a few levels", || levels_complete(&dir) >= 5);
     let _ = run.child.kill();
     run.wait(Duration::from_secs(30));
     let done = levels_complete(&dir);
-    assert!((5..80).contains(&done), "{done} levels");
+    assert!((5..85).contains(&done), "{done} levels");
 
     let o = chomp(&["verify", "--tables", d]);
     assert!(!o.status.success(), "verify accepts an unfinished run: {}", text(&o.stdout));
     let stderr = text(&o.stderr);
-    assert!(stderr.contains("incomplete") && stderr.contains(&format!("{done} of 80 levels")), "{stderr}");
+    assert!(stderr.contains("incomplete") && stderr.contains(&format!("{done} of 85 levels")), "{stderr}");
     assert_ok(&chomp(&["verify", "--tables", d, "--allow-incomplete"]), "verify --allow-incomplete");
     // export reads an unfinished run too, with a warning.
     let o = chomp(&["export", "--tables", d, "--format", "csv", "--max-entries", "100000000"]);
     assert_ok(&o, "export of an unfinished run");
-    let warning = format!("an unfinished run: exporting its completed levels 1..={done} of 80");
+    let warning = format!("an unfinished run: exporting its completed levels 1..={done} of 85");
     assert!(text(&o.stderr).starts_with("warning: ") && text(&o.stderr).contains(&warning), "{}", text(&o.stderr));
 
     let small = tmp.path().join("small");
@@ -171,7 +177,7 @@ fn verify_refuses_an_incomplete_run_and_an_empty_sample() {
 fn ctrl_c_exits_130_and_the_rerun_resumes() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("d");
-    let mut run = Background::solve(&dir, &["--max-tiles", "85"], &tmp.path().join("run.log"));
+    let mut run = Background::solve(&dir, SLOW_RUN, &tmp.path().join("run.log"));
     wait_until("the first levels", || levels_complete(&dir) >= 3);
     let kill = Command::new("kill").args(["-INT", &run.pid().to_string()]).status().expect("run kill");
     assert!(kill.success());
@@ -190,7 +196,7 @@ fn ctrl_c_exits_130_and_the_rerun_resumes() {
 
     let done = levels_complete(&dir);
     assert!(saved == done && saved < level, "the message says levels 1-{saved} are saved, the manifest {done}, in level {level}");
-    let rerun = Background::solve(&dir, &["--max-tiles", "85"], &tmp.path().join("rerun.log"));
+    let rerun = Background::solve(&dir, SLOW_RUN, &tmp.path().join("rerun.log"));
     wait_until("the rerun to resume", || rerun.stderr().contains("resuming after level"));
     assert!(rerun.stderr().contains(&format!("resuming after level {done}")), "{}", rerun.stderr());
 }
