@@ -356,7 +356,6 @@ fn reload(
         push_from_tables(ranking, dir, manifest, frontier, decided)?;
     }
     for n in 1..=decided.min(plan.grundy_max_tiles) {
-        let raw = work.join(format!("g{n:04}.bin"));
         if comm.node_processes() == 1 {
             // Alone on its node, as for the levels it computes: anonymous
             // memory on huge pages, no work file written (15 GB when a run
@@ -368,6 +367,7 @@ fn reload(
             grundy_maps.push(Some(cells.into_read_only().map_err(io_err(dir.path()))?));
             continue;
         }
+        let raw = work.join(format!("g{n:04}.bin"));
         if comm.is_node_leader() {
             let values = dir.read_grundy_values(manifest, n)?;
             fs::write(&raw, &values).map_err(io_err(&raw))?;

@@ -127,7 +127,7 @@ fn second_run_on_a_held_directory_is_refused() {
     let d = dir.to_str().unwrap();
     let mut first = Background::solve(&dir, SLOW_RUN, &tmp.path().join("first.log"));
     wait_until("the first run's manifest", || dir.join("manifest.json").exists());
-    let o = chomp(&["solve", "--max-tiles", "85", "--grundy-max-tiles", "85", "--out", d, "--quiet"]);
+    let o = chomp(&[&["solve"], SLOW_RUN, &["--out", d, "--quiet"]].concat());
     assert_eq!(o.status.code(), Some(1), "second run: {}", text(&o.stderr));
     let line = assert_one_line_error(&o, "second run on a held directory");
     assert!(line.contains(&format!("in use by process {}", first.pid())), "{line}");
