@@ -323,9 +323,15 @@ impl TableDir {
         Ok(written)
     }
 
-    /// Writes file `rel` atomically; returns its manifest entry.
+    /// Writes file `rel` atomically (flushed now, or at the next checkpoint
+    /// when deferring); returns its manifest entry.
     fn write_entry(&self, rel: &str, bytes: &[u8]) -> Result<(String, FileEntry), TableError> {
-        write_atomic(&self.root.join(rel), bytes)?;
+        let path = self.root.join(rel);
+        if self.deferred {
+            write_renamed(&path, bytes)?;
+        } else {
+            write_atomic(&path, bytes)?;
+        }
         Ok((rel.to_string(), FileEntry::of(bytes)))
     }
 
