@@ -36,6 +36,33 @@ static uint64_t *bits[MAXN + 1];       /* level n: a bit per rank, set = win */
 
 static inline void mark(int n, uint64_t r) { bits[n][r >> 6] |= 1ull << (r & 63); }
 
+/* The single marks go through a ring: each word is prefetched when queued
+ * and ORed RING marks later, so that the (random) cache misses overlap. Every
+ * mark lands in a level above the one being scanned; the ring is emptied when
+ * a level ends. (Without it this sieve took 34-35 s to 100 tiles against 28 s.) */
+#define RING 16
+static uint64_t spare;
+static uint64_t *ring_word[RING];
+static uint64_t ring_mask[RING];
+static unsigned ring_at;
+
+static inline void queue_mark(int n, uint64_t r) {
+    uint64_t *w = &bits[n][r >> 6];
+    unsigned p = ring_at++ % RING;
+    __builtin_prefetch(w, 1, 3);
+    *ring_word[p] |= ring_mask[p];
+    ring_word[p] = w;
+    ring_mask[p] = 1ull << (r & 63);
+}
+
+static void flush_marks(void) {
+    for (int p = 0; p < RING; p++) {
+        *ring_word[p] |= ring_mask[p];
+        ring_word[p] = &spare;
+        ring_mask[p] = 0;
+    }
+}
+
 static void mark_range(int n, uint64_t lo, uint64_t hi) { /* [lo, hi) */
     uint64_t *w = bits[n];
     while (lo < hi && (lo & 63)) mark(n, lo++);
@@ -64,7 +91,7 @@ static void grow(int a, int i, int b, int cap, int s, uint64_t mid, uint64_t tai
         uint64_t m = mid + Q[s + v][v - 1];
         if (i == a) {
             int d = added + v - b;
-            mark(level + d, head[a][d] + m + tail);
+            queue_mark(level + d, head[a][d] + m + tail);
         } else {
             grow(a, i - 1, b, cap, s + v, m, tail, added + v - b);
         }
@@ -124,6 +151,7 @@ int main(int argc, char **argv) {
         bits[n] = calloc((Q[n][n] + 63) / 64 + 1, 8);
         if (!bits[n]) { fprintf(stderr, "out of memory at level %d\n", n); return 1; }
     }
+    for (int p = 0; p < RING; p++) ring_word[p] = &spare; /* empty slots */
     printf("tiles,positions,losses\n");
     for (int n = 1; n <= N; n++) {
         uint64_t size = Q[n][n], losses = 0;
@@ -139,6 +167,7 @@ int main(int argc, char **argv) {
                 if (n < N) push();
             }
         }
+        flush_marks();
         printf("%d,%llu,%llu\n", n, (unsigned long long)size, (unsigned long long)losses);
         fflush(stdout);
         free(bits[n]);
