@@ -323,16 +323,20 @@ impl TableDir {
         Ok(written)
     }
 
-    /// Writes file `rel` atomically (flushed now, or at the next checkpoint
-    /// when deferring); returns its manifest entry.
+    /// Writes file `rel` atomically; returns its manifest entry.
     fn write_entry(&self, rel: &str, bytes: &[u8]) -> Result<(String, FileEntry), TableError> {
-        let path = self.root.join(rel);
-        if self.deferred {
-            write_renamed(&path, bytes)?;
-        } else {
-            write_atomic(&path, bytes)?;
-        }
+        self.put(&self.root.join(rel), bytes)?;
         Ok((rel.to_string(), FileEntry::of(bytes)))
+    }
+
+    /// Writes `path` under a temporary name and renames it: flushed now, or
+    /// at the next checkpoint when deferring.
+    fn put(&self, path: &Path, bytes: &[u8]) -> Result<(), TableError> {
+        if self.deferred {
+            write_renamed(path, bytes)
+        } else {
+            write_atomic(path, bytes)
+        }
     }
 
     /// Writes file `rel` atomically and lists it in the manifest (in memory;
@@ -341,12 +345,7 @@ impl TableDir {
     /// # Errors
     /// I/O errors; nothing half-written is left.
     pub fn write_file(&self, m: &mut Manifest, rel: &str, bytes: &[u8]) -> Result<(), TableError> {
-        let path = self.root.join(rel);
-        if self.deferred {
-            write_renamed(&path, bytes)?;
-        } else {
-            write_atomic(&path, bytes)?;
-        }
+        self.put(&self.root.join(rel), bytes)?;
         m.add_file(rel, bytes);
         Ok(())
     }
