@@ -310,7 +310,7 @@ impl Frontier {
         let counts = ranks
             .par_chunks(TASK_LOSSES)
             .fold(
-                || (Scratch::new(top), Vec::new()),
+                || (Scratch::new(top, ctx.alone), Vec::new()),
                 |(mut scratch, mut rows), chunk| {
                     for &r in chunk {
                         ranking.unrank_into(n, r, &mut rows);
@@ -344,7 +344,7 @@ impl Frontier {
         let push_now = ranks == 1;
         let acc = split::level_share(ranking, n, SHARES, me, ranks)
             .par_iter()
-            .fold(Acc::new(top), |mut acc, prefix| {
+            .fold(Acc::new(top, ctx.alone), |mut acc, prefix| {
                 let Acc { scratch, found, scanned, conj } = &mut acc;
                 let mut scan = Unmarked {
                     ranking,
@@ -370,7 +370,7 @@ impl Frontier {
                 scratch.marker.flush();
                 acc
             })
-            .reduce(Acc::new(top), Acc::merge);
+            .reduce(Acc::new(top, ctx.alone), Acc::merge);
         drop(marks);
         let Acc { scratch, mut found, scanned, .. } = acc;
         self.pushed = add_counts(std::mem::take(&mut self.pushed), scratch.counts);
@@ -415,8 +415,8 @@ struct Acc<'a> {
 }
 
 impl<'a> Acc<'a> {
-    fn new(top: u32) -> impl Fn() -> Acc<'a> + Sync + Send {
-        move || Acc { scratch: Scratch::new(top), found: Vec::new(), scanned: 0, conj: Vec::new() }
+    fn new(top: u32, alone: bool) -> impl Fn() -> Acc<'a> + Sync + Send {
+        move || Acc { scratch: Scratch::new(top, alone), found: Vec::new(), scanned: 0, conj: Vec::new() }
     }
 
     fn merge(mut a: Acc<'a>, mut b: Acc<'a>) -> Acc<'a> {
@@ -478,6 +478,10 @@ struct Ctx<'a> {
     /// test of ownership, and the marks of a top row's loop are counted at
     /// once ([`Scratch::diff`]).
     whole: bool,
+    /// The thread pool pushing the parents has one thread, so no other
+    /// thread writes these mark bits meanwhile (each process of a cluster
+    /// job holds its own): marks need no atomic read-modify-write.
+    alone: bool,
 }
 
 /// The marks of the ranks `base .. base + len` of one level.
@@ -516,9 +520,9 @@ struct Scratch<'a> {
 }
 
 impl Scratch<'_> {
-    fn new(top: u32) -> Self {
+    fn new(top: u32, alone: bool) -> Self {
         Scratch {
-            marker: Marker::new(),
+            marker: Marker::new(alone),
             suf: Vec::new(),
             pre: Vec::new(),
             counts: vec![0; top as usize + 1],
@@ -533,28 +537,30 @@ impl Scratch<'_> {
 struct Marker<'a> {
     ring: [(&'a AtomicU64, u64); RING],
     pos: usize,
+    /// The only thread marking these bits ([`Ctx::alone`]).
+    alone: bool,
 }
 
 const RING: usize = 16;
 static NOWHERE: AtomicU64 = AtomicU64::new(0);
 
 impl<'a> Marker<'a> {
-    fn new() -> Self {
-        Marker { ring: [(&NOWHERE, 0); RING], pos: 0 }
+    fn new(alone: bool) -> Self {
+        Marker { ring: [(&NOWHERE, 0); RING], pos: 0, alone }
     }
 
     /// Queues `word |= mask`.
     #[inline(always)]
     fn or(&mut self, word: &'a AtomicU64, mask: u64) {
-        Self::queue(&mut self.ring, &mut self.pos, word, mask);
+        Self::queue(&mut self.ring, &mut self.pos, word, mask, self.alone);
     }
 
     /// Queues `word |= mask` in slot `pos` of `ring`, writing the mark it held.
     #[inline(always)]
-    fn queue(ring: &mut [(&'a AtomicU64, u64); RING], pos: &mut usize, word: &'a AtomicU64, mask: u64) {
+    fn queue(ring: &mut [(&'a AtomicU64, u64); RING], pos: &mut usize, word: &'a AtomicU64, mask: u64, alone: bool) {
         prefetch(word);
         let (w, m) = std::mem::replace(&mut ring[*pos % RING], (word, mask));
-        or_word(w, m);
+        or_word(w, m, alone);
         *pos = (*pos + 1) % RING;
     }
 
@@ -568,9 +574,9 @@ impl<'a> Marker<'a> {
     /// (the ring's position held in a register throughout).
     #[inline(always)]
     fn set_words(&mut self, marks: impl Iterator<Item = (&'a [AtomicU64], u64)>) {
-        let mut pos = self.pos;
+        let (mut pos, alone) = (self.pos, self.alone);
         for (words, i) in marks {
-            Self::queue(&mut self.ring, &mut pos, &words[(i >> 6) as usize], 1 << (i & 63));
+            Self::queue(&mut self.ring, &mut pos, &words[(i >> 6) as usize], 1 << (i & 63), alone);
         }
         self.pos = pos;
     }
@@ -586,13 +592,21 @@ impl<'a> Marker<'a> {
     fn flush(&mut self) {
         for slot in &mut self.ring {
             let (w, m) = std::mem::replace(slot, (&NOWHERE, 0));
-            or_word(w, m);
+            or_word(w, m, self.alone);
         }
     }
 }
 
 #[inline(always)]
-fn or_word(word: &AtomicU64, mask: u64) {
+fn or_word(word: &AtomicU64, mask: u64, alone: bool) {
+    if alone {
+        // No other thread writes these bits: a plain load and store, with
+        // no branch (whether the bit is already set is a coin toss for the
+        // predictor) and no locked instruction (it stalls the prefetches
+        // behind it). One thread, one bench to 100 tiles: 23.7 s → 19.0 s.
+        word.store(word.load(Ordering::Relaxed) | mask, Ordering::Relaxed);
+        return;
+    }
     // A plain load first: it avoids the locked instruction when already set.
     // (An empty slot of the ring has mask 0: nothing to write.)
     if word.load(Ordering::Relaxed) & mask != mask {
@@ -683,6 +697,7 @@ impl<'a> Ctx<'a> {
             .all(|(n, (m, &base))| m.as_ref().is_none_or(|b| base == 0 && b.len() == ranking.size(n as u32)));
         Ctx {
             whole,
+            alone: rayon::current_num_threads() == 1,
             ranking,
             sym: universe.is_symmetric(),
             max_rows: universe.rows.unwrap_or(u32::MAX),
@@ -765,7 +780,7 @@ impl<'a> Ctx<'a> {
                         .collect::<Vec<_>>()
                         .into_par_iter()
                         .map(|d| {
-                            let mut marker = Marker::new();
+                            let mut marker = Marker::new(self.alone);
                             let count = self.below(&below(d), d, lt + d, &mut marker);
                             marker.flush();
                             (d, count)
@@ -936,7 +951,7 @@ impl<'a> Ctx<'a> {
                 } else {
                     self.ranking.contribution(base + m, r.a + j, r.b + m)
                 };
-                let (mut marker, mut counts) = (Marker::new(), vec![0; counts.len()]);
+                let (mut marker, mut counts) = (Marker::new(self.alone), vec![0; counts.len()]);
                 self.up_par::<WHOLE>(r, j - 1, sum + m, m, acc + c, &mut marker, &mut counts);
                 marker.flush();
                 counts
@@ -1073,6 +1088,27 @@ mod tests {
     use crate::game::{Position, Universe};
     use std::collections::BTreeSet;
 
+    /// A pool of one thread marks with plain loads and stores, two threads
+    /// with atomic ORs: the same losses either way (a tile count, a box, a
+    /// column bound).
+    #[test]
+    fn one_thread_without_atomics_finds_the_losses_of_two() {
+        for u in [Universe::tiles(45), Universe::boxed(8, 11), Universe { rows: None, cols: Some(6), tiles: Some(40) }] {
+            let ranking = Ranking::new(&u).unwrap();
+            let solve = |threads: usize| {
+                rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
+                    let f = Frontier::new(&ranking, 0, &crate::cluster::Solo, Holding::SOLO).unwrap();
+                    let alone = Ctx::new(&ranking, &f.by_suffix, &f.marks, &f.base).alone;
+                    (alone, super::super::in_memory::level_losses(&ranking).unwrap())
+                })
+            };
+            let ((alone_1, one), (alone_2, two)) = (solve(1), solve(2));
+            assert!(alone_1 && !alone_2);
+            assert_eq!(one, two, "{u:?}");
+            assert!(one.iter().map(Vec::len).sum::<usize>() > 100, "{u:?}");
+        }
+    }
+
     /// Pushes every position of every level (as if each were a loss) with
     /// the levels held whole, or cut in two shares, and checks the marks
     /// against the parents found by trying every bite of every position:
@@ -1120,7 +1156,7 @@ mod tests {
                         let whole =
                             (n + 1..=top).all(|m| base[m as usize] == 0 && marks[m as usize].as_ref().unwrap().len() == ranking.size(m));
                         assert_eq!(ctx.whole, whole, "{u:?} split {split}");
-                        let mut scratch = Scratch::new(top);
+                        let mut scratch = Scratch::new(top, ctx.alone);
                         ctx.push_parents(l.rows(), n, lrank as u64, 1, top - n, &mut scratch);
                         scratch.marker.flush();
                         let mut got = BTreeSet::new();
