@@ -59,7 +59,8 @@ fn expected_losses(positions: u64) -> u64 {
 }
 
 /// Estimated bytes a process holds while computing level `n`: the mark
-/// bits of every pending level (`n..=top`, a bit per position), the level's
+/// bits of every pending level (`n..=top`, a bit per position) and their
+/// thread copies (at most), the level's
 /// losses (about the previous level's loss share, as ranks and their table),
 /// and for Grundy levels every smaller level's values (mapped) plus this
 /// level's values and their compressed copy.
@@ -78,9 +79,9 @@ pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &M
 
 /// Bytes the sieve holds while level `n` is pending: the word sieve's bit
 /// set where a run uses it (a small box, one process), else the mark bits
-/// of the pending levels.
+/// of the pending levels and the most their thread copies may add.
 fn sieve_bytes(ranking: &Ranking, n: u32, hold: Holding) -> u64 {
-    super::words::chosen(ranking.universe(), hold).unwrap_or_else(|| Frontier::pending_bytes(ranking, n, hold))
+    super::words::chosen(ranking.universe(), hold).unwrap_or_else(|| Frontier::pending_bytes_with_copies(ranking, n, hold))
 }
 
 /// How each process of a run holds its mark bits: its share of each level,

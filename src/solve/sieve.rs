@@ -89,6 +89,33 @@ pub struct Frontier {
     pushed: Vec<u64>,
     /// The ranking's contributions, by suffix.
     by_suffix: BySuffix,
+    /// Each thread's own copy of a level's mark bits but the first thread's
+    /// (empty: the threads share the level's bits), ORed into them before
+    /// the level is scanned: see [`Frontier::copy_levels`].
+    copies: Vec<Vec<MappedBits>>,
+    /// Thread copies hold at most this share of the bytes of the marks held.
+    copy_share: f64,
+}
+
+/// Thread copies of the mark bits of the next pending levels may hold at
+/// most this share of the bytes of the marks held (the environment
+/// variable `CHOMP_COPY_SHARE` overrides it, for tests and measurements).
+const COPY_SHARE: f64 = 0.75;
+
+fn copy_share() -> f64 {
+    static SHARE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *SHARE.get_or_init(|| std::env::var("CHOMP_COPY_SHARE").ok().and_then(|v| v.parse().ok()).unwrap_or(COPY_SHARE))
+}
+
+/// The most bytes the thread copies of a process holding `marks` bytes of
+/// mark bits may take ([`Frontier::copy_levels`]): `share` of them, within
+/// the window; none on one thread.
+fn copy_budget(marks: u64, share: f64, hold: Holding, threads: usize) -> u64 {
+    if threads < 2 || share <= 0.0 {
+        return 0;
+    }
+    let budget = (share * marks as f64) as u64;
+    hold.window.map_or(budget, |window| budget.min(window.saturating_sub(marks)))
 }
 
 /// The contributions of the ranking laid out with the suffix innermost:
@@ -204,7 +231,9 @@ impl Frontier {
             base.push(range.start);
         }
         let by_suffix = BySuffix::new(ranking);
-        let mut f = Frontier { top, horizon: decided, marks, base, pushed: vec![0; top as usize + 1], by_suffix, hold };
+        let copies = (0..=top).map(|_| Vec::new()).collect();
+        let (pushed, copy_share) = (vec![0; top as usize + 1], copy_share());
+        let mut f = Frontier { top, horizon: decided, marks, base, pushed, by_suffix, hold, copies, copy_share };
         if decided < top {
             f.open_epoch(ranking, comm)?;
         }
@@ -282,9 +311,9 @@ impl Frontier {
         self.horizon
     }
 
-    /// Bytes of the mark sets held now.
+    /// Bytes of the mark sets held now (with the threads' copies).
     pub fn held_bytes(&self) -> u64 {
-        self.marks.iter().flatten().map(|m| m.len().div_ceil(64) * 8).sum()
+        self.marks.iter().flatten().chain(self.copies.iter().flatten()).map(|m| m.len().div_ceil(64) * 8).sum()
     }
 
     /// Bytes of the mark sets a process holds while level `n` is pending
@@ -293,8 +322,68 @@ impl Frontier {
         Self::bytes(ranking, n, Self::epoch_end(ranking, n, hold), hold.processes)
     }
 
+    /// [`Frontier::pending_bytes`] with the most the thread copies of this
+    /// pool may add to them (copies of the levels above `n`).
+    pub fn pending_bytes_with_copies(ranking: &Ranking, n: u32, hold: Holding) -> u64 {
+        let (end, threads) = (Self::epoch_end(ranking, n, hold), rayon::current_num_threads());
+        let marks = Self::bytes(ranking, n, end, hold.processes);
+        let above = if n < end { Self::bytes(ranking, n + 1, end, hold.processes) } else { 0 };
+        marks + copy_budget(marks, copy_share(), hold, threads).min(above * (threads as u64).saturating_sub(1))
+    }
+
     fn bytes(ranking: &Ranking, from: u32, to: u32, processes: usize) -> u64 {
         (from..=to).map(|m| ranking.size(m).div_ceil(processes as u64).div_ceil(64) * 8).sum()
+    }
+
+    /// ORs the threads' copies of level `n` into its marks (every push into
+    /// the level is done), freeing them.
+    fn merge_copies(&mut self, n: u32, marks: &mut MappedBits) {
+        const CHUNK: usize = 1 << 12;
+        for copy in std::mem::take(&mut self.copies[n as usize]) {
+            marks.words_mut().par_chunks_mut(CHUNK).zip(copy.words().par_chunks(CHUNK)).for_each(|(into, from)| {
+                for (x, y) in into.iter_mut().zip(from) {
+                    *x |= y.load(Ordering::Relaxed);
+                }
+            });
+        }
+    }
+
+    /// Gives every thread but the first its own copy of the mark bits of
+    /// the pending levels above `n`, farthest first, while the copies hold
+    /// at most `copy_share` ([`COPY_SHARE`]) of the bytes of the marks held,
+    /// and marks and copies fit in the window. Farthest first because the
+    /// largest levels take most marks and their bits miss the cache: to 100
+    /// tiles three marks in four land in levels 90 and up, and with
+    /// `copy_share` 0.75 about 72 % of all marks land in copies (nearest
+    /// first copied as many but saved less time). Each thread then marks
+    /// the levels copied in bits no other thread writes: a plain load and
+    /// store, without the locked instruction (which waits for every store
+    /// before it) and the branch that avoids it when the bit is set (a coin
+    /// toss). A level's copies stay until it is scanned; as levels are
+    /// decided and freed, more are copied. Best effort: a copy that cannot
+    /// be mapped is not made.
+    fn copy_levels(&mut self, n: u32) {
+        let threads = rayon::current_num_threads();
+        let bytes = |b: &MappedBits| b.len().div_ceil(64) * 8;
+        let marks: u64 = self.marks.iter().flatten().map(bytes).sum();
+        let mut copies: u64 = self.copies.iter().flatten().map(bytes).sum();
+        let budget = copy_budget(marks, self.copy_share, self.hold, threads);
+        if budget == 0 {
+            return;
+        }
+        for m in (n + 1..=self.horizon).rev() {
+            let Some(level) = &self.marks[m as usize] else { continue };
+            if !self.copies[m as usize].is_empty() {
+                continue;
+            }
+            let cost = (threads as u64 - 1) * bytes(level);
+            if copies + cost > budget {
+                break;
+            }
+            let Ok(made) = (1..threads).map(|_| MappedBits::anonymous(level.len())).collect::<io::Result<Vec<_>>>() else { break };
+            self.copies[m as usize] = made;
+            copies += cost;
+        }
     }
 
     /// Pushes the losses `ranks` of the decided level `n` (gathered from
@@ -305,12 +394,12 @@ impl Frontier {
             return;
         }
         let (dmin, dmax) = (from - n, self.horizon - n);
-        let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks, &self.base);
+        let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks, &self.base, &self.copies);
         let top = self.top;
         let counts = ranks
             .par_chunks(TASK_LOSSES)
             .fold(
-                || (Scratch::new(top, ctx.alone), Vec::new()),
+                || (Scratch::new(top), Vec::new()),
                 |(mut scratch, mut rows), chunk| {
                     for &r in chunk {
                         ranking.unrank_into(n, r, &mut rows);
@@ -332,10 +421,12 @@ impl Frontier {
     pub fn sieve_level(&mut self, ranking: &Ranking, n: u32, comm: &dyn Comm) -> LevelLosses {
         let sym = ranking.universe().is_symmetric();
         let (me, ranks) = (comm.process(), comm.processes());
-        let marks = self.marks[n as usize].take().expect("level n is pending");
+        let mut marks = self.marks[n as usize].take().expect("level n is pending");
+        self.merge_copies(n, &mut marks);
+        self.copy_levels(n);
         let base = self.base[n as usize];
         let top = self.top;
-        let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks, &self.base);
+        let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks, &self.base, &self.copies);
         let dmax = self.horizon - n;
         // Scan this process's range of the level for unmarked positions
         // (and, for a canonical loss with fewer rows than columns, add its
@@ -344,7 +435,7 @@ impl Frontier {
         let push_now = ranks == 1;
         let acc = split::level_share(ranking, n, SHARES, me, ranks)
             .par_iter()
-            .fold(Acc::new(top, ctx.alone), |mut acc, prefix| {
+            .fold(Acc::new(top), |mut acc, prefix| {
                 let Acc { scratch, found, scanned, conj } = &mut acc;
                 let mut scan = Unmarked {
                     ranking,
@@ -370,7 +461,7 @@ impl Frontier {
                 scratch.marker.flush();
                 acc
             })
-            .reduce(Acc::new(top, ctx.alone), Acc::merge);
+            .reduce(Acc::new(top), Acc::merge);
         drop(marks);
         let Acc { scratch, mut found, scanned, .. } = acc;
         self.pushed = add_counts(std::mem::take(&mut self.pushed), scratch.counts);
@@ -415,8 +506,8 @@ struct Acc<'a> {
 }
 
 impl<'a> Acc<'a> {
-    fn new(top: u32, alone: bool) -> impl Fn() -> Acc<'a> + Sync + Send {
-        move || Acc { scratch: Scratch::new(top, alone), found: Vec::new(), scanned: 0, conj: Vec::new() }
+    fn new(top: u32) -> impl Fn() -> Acc<'a> + Sync + Send {
+        move || Acc { scratch: Scratch::new(top), found: Vec::new(), scanned: 0, conj: Vec::new() }
     }
 
     fn merge(mut a: Acc<'a>, mut b: Acc<'a>) -> Acc<'a> {
@@ -472,16 +563,15 @@ struct Ctx<'a> {
     /// Rows and columns bounded: a box.
     boxed: bool,
     by_suffix: &'a BySuffix,
-    /// This process's marks of each level (empty for decided levels).
-    levels: Vec<Owned<'a>>,
+    /// Each thread's view of this process's marks of each level (empty for
+    /// decided levels): the level's bits, or for a level with thread copies
+    /// ([`Frontier::copy_levels`]) the thread's own. One view, the levels'
+    /// bits, when there are no copies. A thread marks through its view.
+    views: Vec<Vec<Owned<'a>>>,
     /// Every held level is held whole (one process): no parent needs the
     /// test of ownership, and the marks of a top row's loop are counted at
     /// once ([`Scratch::diff`]).
     whole: bool,
-    /// The thread pool pushing the parents has one thread, so no other
-    /// thread writes these mark bits meanwhile (each process of a cluster
-    /// job holds its own): marks need no atomic read-modify-write.
-    alone: bool,
 }
 
 /// The marks of the ranks `base .. base + len` of one level.
@@ -490,6 +580,9 @@ struct Owned<'a> {
     words: &'a [AtomicU64],
     base: u64,
     len: u64,
+    /// No other thread writes these bits while this one marks them (one
+    /// thread, or its own copy): marks need no atomic read-modify-write.
+    plain: bool,
 }
 
 impl Owned<'_> {
@@ -520,9 +613,9 @@ struct Scratch<'a> {
 }
 
 impl Scratch<'_> {
-    fn new(top: u32, alone: bool) -> Self {
+    fn new(top: u32) -> Self {
         Scratch {
-            marker: Marker::new(alone),
+            marker: Marker::new(UNBOUND),
             suf: Vec::new(),
             pre: Vec::new(),
             counts: vec![0; top as usize + 1],
@@ -534,72 +627,79 @@ impl Scratch<'_> {
 
 /// Marks in flight: each word to mark is prefetched when queued and written
 /// `RING` marks later, so that the cache misses of the (random) marks overlap.
+/// A slot holds the word, the bits to set and whether no other thread writes
+/// the word ([`Owned::plain`]).
 struct Marker<'a> {
-    ring: [(&'a AtomicU64, u64); RING],
+    ring: [(&'a AtomicU64, u64, bool); RING],
     pos: usize,
-    /// The only thread marking these bits ([`Ctx::alone`]).
-    alone: bool,
+    /// The thread whose view of the levels ([`Ctx::views`]) the marks queued
+    /// are in ([`UNBOUND`]: none yet).
+    thread: usize,
 }
 
 const RING: usize = 16;
+const UNBOUND: usize = usize::MAX;
 static NOWHERE: AtomicU64 = AtomicU64::new(0);
 
 impl<'a> Marker<'a> {
-    fn new(alone: bool) -> Self {
-        Marker { ring: [(&NOWHERE, 0); RING], pos: 0, alone }
+    fn new(thread: usize) -> Self {
+        Marker { ring: [(&NOWHERE, 0, false); RING], pos: 0, thread }
     }
 
     /// Queues `word |= mask`.
     #[inline(always)]
-    fn or(&mut self, word: &'a AtomicU64, mask: u64) {
-        Self::queue(&mut self.ring, &mut self.pos, word, mask, self.alone);
+    fn or(&mut self, word: &'a AtomicU64, mask: u64, plain: bool) {
+        Self::queue(&mut self.ring, &mut self.pos, word, mask, plain);
     }
 
     /// Queues `word |= mask` in slot `pos` of `ring`, writing the mark it held.
     #[inline(always)]
-    fn queue(ring: &mut [(&'a AtomicU64, u64); RING], pos: &mut usize, word: &'a AtomicU64, mask: u64, alone: bool) {
+    fn queue(ring: &mut [(&'a AtomicU64, u64, bool); RING], pos: &mut usize, word: &'a AtomicU64, mask: u64, plain: bool) {
         prefetch(word);
-        let (w, m) = std::mem::replace(&mut ring[*pos % RING], (word, mask));
-        or_word(w, m, alone);
+        let (w, m, p) = std::mem::replace(&mut ring[*pos % RING], (word, mask, plain));
+        or_word(w, m, p);
         *pos = (*pos + 1) % RING;
     }
 
-    /// Queues setting bit `i` of the bit set `words`.
+    /// Queues setting bit `i` of `level`.
     #[inline(always)]
-    fn set_word(&mut self, words: &'a [AtomicU64], i: u64) {
-        self.or(&words[(i >> 6) as usize], 1 << (i & 63));
+    fn set_word(&mut self, level: &Owned<'a>, i: u64) {
+        self.or(&level.words[(i >> 6) as usize], 1 << (i & 63), level.plain);
     }
 
-    /// Queues setting bit `i` of the bit set `words` for each `(words, i)`
-    /// (the ring's position held in a register throughout).
+    /// Queues setting bit `i` of `level` for each `(level, i)` (the ring's
+    /// position held in a register throughout).
     #[inline(always)]
-    fn set_words(&mut self, marks: impl Iterator<Item = (&'a [AtomicU64], u64)>) {
-        let (mut pos, alone) = (self.pos, self.alone);
-        for (words, i) in marks {
-            Self::queue(&mut self.ring, &mut pos, &words[(i >> 6) as usize], 1 << (i & 63), alone);
+    fn set_words<'l>(&mut self, marks: impl Iterator<Item = (&'l Owned<'a>, u64)>)
+    where
+        'a: 'l,
+    {
+        let mut pos = self.pos;
+        for (level, i) in marks {
+            Self::queue(&mut self.ring, &mut pos, &level.words[(i >> 6) as usize], 1 << (i & 63), level.plain);
         }
         self.pos = pos;
     }
 
-    /// Queues setting bits `start..end` of the bit set `words`.
-    fn set_range(&mut self, words: &'a [AtomicU64], start: u64, end: u64) {
+    /// Queues setting bits `start..end` of `level`.
+    fn set_range(&mut self, level: &Owned<'a>, start: u64, end: u64) {
         if start < end {
-            for_words(start, end, |k, mask| self.or(&words[k as usize], mask));
+            for_words(start, end, |k, mask| self.or(&level.words[k as usize], mask, level.plain));
         }
     }
 
     /// Writes every queued mark.
     fn flush(&mut self) {
         for slot in &mut self.ring {
-            let (w, m) = std::mem::replace(slot, (&NOWHERE, 0));
-            or_word(w, m, self.alone);
+            let (w, m, p) = std::mem::replace(slot, (&NOWHERE, 0, false));
+            or_word(w, m, p);
         }
     }
 }
 
 #[inline(always)]
-fn or_word(word: &AtomicU64, mask: u64, alone: bool) {
-    if alone {
+fn or_word(word: &AtomicU64, mask: u64, plain: bool) {
+    if plain {
         // No other thread writes these bits: a plain load and store, with
         // no branch (whether the bit is already set is a coin toss for the
         // predictor) and no locked instruction (it stalls the prefetches
@@ -679,16 +779,43 @@ struct Below {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(ranking: &'a Ranking, by_suffix: &'a BySuffix, marks: &'a [Option<MappedBits>], base: &[u64]) -> Self {
+    /// `copies[n]`: the thread copies of level `n` (for every thread but
+    /// the first, or none; missing levels have none).
+    fn new(
+        ranking: &'a Ranking,
+        by_suffix: &'a BySuffix,
+        marks: &'a [Option<MappedBits>],
+        base: &[u64],
+        copies: &'a [Vec<MappedBits>],
+    ) -> Self {
         let universe = ranking.universe();
-        let levels = marks
+        let threads = rayon::current_num_threads();
+        // A pool of one thread: no other thread writes these bits meanwhile
+        // (each process of a cluster job holds its own).
+        let alone = threads == 1;
+        let copied = |n: usize| copies.get(n).is_some_and(|c| !c.is_empty());
+        let levels: Vec<Owned<'a>> = marks
             .iter()
             .zip(base)
-            .map(|(m, &base)| match m {
-                Some(b) => Owned { words: b.words(), base, len: b.len() },
-                None => Owned { words: &[], base, len: 0 },
+            .enumerate()
+            .map(|(n, (m, &base))| match m {
+                Some(b) => Owned { words: b.words(), base, len: b.len(), plain: alone || copied(n) },
+                None => Owned { words: &[], base, len: 0, plain: alone },
             })
             .collect();
+        let views = if (0..levels.len()).any(copied) {
+            (0..threads)
+                .map(|t| {
+                    let view = levels.iter().enumerate().map(|(n, &level)| match copies.get(n).filter(|_| t > 0 && copied(n)) {
+                        Some(c) => Owned { words: c[t - 1].words(), ..level },
+                        None => level,
+                    });
+                    view.collect()
+                })
+                .collect()
+        } else {
+            vec![levels]
+        };
         // A held level of which this process owns nothing is not whole either.
         let whole = marks
             .iter()
@@ -697,15 +824,27 @@ impl<'a> Ctx<'a> {
             .all(|(n, (m, &base))| m.as_ref().is_none_or(|b| base == 0 && b.len() == ranking.size(n as u32)));
         Ctx {
             whole,
-            alone: rayon::current_num_threads() == 1,
             ranking,
             sym: universe.is_symmetric(),
             max_rows: universe.rows.unwrap_or(u32::MAX),
             max_cols: universe.cols.unwrap_or(u32::MAX),
             boxed: universe.rows.is_some() && universe.cols.is_some(),
             by_suffix,
-            levels,
+            views,
         }
+    }
+
+    /// The view of the levels the current thread marks through.
+    #[inline]
+    fn thread(&self) -> usize {
+        if self.views.len() == 1 {
+            return 0;
+        }
+        // A copy is written by its thread only. A thread outside the pool
+        // runs a parallel iterator itself only when it is one task (it has
+        // no split to hand to the workers), so no worker marks meanwhile
+        // but for the iterators it starts, while it waits: the first view.
+        rayon::current_thread_index().unwrap_or(0)
     }
 
     /// Marks every parent of loss `l` (of `lt` tiles, rank `lrank`) with
@@ -714,6 +853,12 @@ impl<'a> Ctx<'a> {
     fn push_parents(&self, l: &[u8], lt: u32, lrank: u64, dmin: u32, dmax: u32, scratch: &mut Scratch<'a>) {
         if dmin > dmax {
             return;
+        }
+        let thread = self.thread();
+        if scratch.marker.thread != thread {
+            // (Rayon runs a task on one thread: this happens once per task.)
+            scratch.marker.flush();
+            scratch.marker.thread = thread;
         }
         self.push_parents_of_runs(l, lt, lrank, dmin, dmax, scratch);
         if self.whole {
@@ -780,7 +925,7 @@ impl<'a> Ctx<'a> {
                         .collect::<Vec<_>>()
                         .into_par_iter()
                         .map(|d| {
-                            let mut marker = Marker::new(self.alone);
+                            let mut marker = Marker::new(self.thread());
                             let count = self.below(&below(d), d, lt + d, &mut marker);
                             marker.flush();
                             (d, count)
@@ -918,16 +1063,16 @@ impl<'a> Ctx<'a> {
         marker: &mut Marker<'a>,
         counts: &mut [u64],
     ) {
-        let levels = &self.levels[n0..n0 + len];
+        let levels = &self.views[marker.thread][n0..n0 + len];
         if WHOLE {
             counts[n0] = counts[n0].wrapping_add(1);
             counts[n0 + len] = counts[n0 + len].wrapping_sub(1);
-            marker.set_words(levels.iter().map(|level| level.words).zip(ranks));
+            marker.set_words(levels.iter().zip(ranks));
             return;
         }
         for ((rank, level), count) in ranks.zip(levels).zip(&mut counts[n0..n0 + len]) {
             if let Some(i) = level.bit(rank) {
-                marker.set_word(level.words, i);
+                marker.set_word(level, i);
                 *count += 1;
             }
         }
@@ -951,7 +1096,7 @@ impl<'a> Ctx<'a> {
                 } else {
                     self.ranking.contribution(base + m, r.a + j, r.b + m)
                 };
-                let (mut marker, mut counts) = (Marker::new(self.alone), vec![0; counts.len()]);
+                let (mut marker, mut counts) = (Marker::new(self.thread()), vec![0; counts.len()]);
                 self.up_par::<WHOLE>(r, j - 1, sum + m, m, acc + c, &mut marker, &mut counts);
                 marker.flush();
                 counts
@@ -1029,7 +1174,7 @@ impl<'a> Ctx<'a> {
     /// Enumerates the new rows `μ` (|μ| = d) below a loss, top row first,
     /// and marks each parent in level `n`; returns the number of marks.
     fn below(&self, c: &Below, d: u32, n: u32, marker: &mut Marker<'a>) -> u64 {
-        let level = self.levels[n as usize];
+        let level = self.views[marker.thread][n as usize];
         let mut count = 0;
         if level.len > 0 {
             self.grow(c, level, marker, 0, d, c.w, c.prefix, &mut count);
@@ -1056,7 +1201,7 @@ impl<'a> Ctx<'a> {
             let n = self.ranking.q(left, left, prev);
             let (start, end) = ((acc + skip).max(level.base), (acc + n).min(level.base + level.len));
             if start < end {
-                marker.set_range(level.words, start - level.base, end - level.base);
+                marker.set_range(&level, start - level.base, end - level.base);
                 *count += end - start;
             }
             return;
@@ -1072,7 +1217,7 @@ impl<'a> Ctx<'a> {
                 // (no longer than this one: `m >= left / 2 >= rest`).
                 let r = if rest == 0 { r } else { r + self.ranking.contribution(rest, i + 1, rest) };
                 if let Some(i) = level.bit(r) {
-                    marker.set_word(level.words, i);
+                    marker.set_word(&level, i);
                     *count += 1;
                 }
             } else {
@@ -1088,24 +1233,51 @@ mod tests {
     use crate::game::{Position, Universe};
     use std::collections::BTreeSet;
 
-    /// A pool of one thread marks with plain loads and stores, two threads
-    /// with atomic ORs: the same losses either way (a tile count, a box, a
-    /// column bound).
+    /// Solves every level of `ranking` as `in_memory::level_losses` does,
+    /// on a pool of `threads` threads with thread copies of at most `share`
+    /// of the marks: the losses, the most bytes the copies held, and
+    /// whether every level's first view marked without atomics.
+    fn solve_on(ranking: &Ranking, threads: usize, share: f64) -> (Vec<Vec<u64>>, u64, bool) {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
+            let mut f = Frontier::new(ranking, 0, &crate::cluster::Solo, Holding::SOLO).unwrap();
+            f.copy_share = share;
+            let plain = Ctx::new(ranking, &f.by_suffix, &f.marks, &f.base, &f.copies).views[0].iter().all(|o| o.plain);
+            let (mut losses, mut copied) = (vec![Vec::new()], 0);
+            for n in 1..=ranking.max_tiles() {
+                losses.push(f.sieve_level(ranking, n, &crate::cluster::Solo).ranks);
+                copied = copied.max(f.copies.iter().flatten().map(|c| c.len().div_ceil(64) * 8).sum());
+                if n == f.horizon() && n < ranking.max_tiles() {
+                    f.open_epoch(ranking, &crate::cluster::Solo).unwrap();
+                    for (l, ranks) in losses.iter().enumerate().skip(1) {
+                        f.push_decided(ranking, l as u32, ranks, n + 1);
+                    }
+                }
+            }
+            (losses, copied, plain)
+        })
+    }
+
+    /// A pool of one thread marks with plain loads and stores; two threads
+    /// with atomic ORs, or in thread copies of the levels (some or all of
+    /// them) ORed together before the scan: the same losses every way (a
+    /// tile count, a box, a column bound).
     #[test]
-    fn one_thread_without_atomics_finds_the_losses_of_two() {
+    fn one_thread_or_thread_copies_find_the_losses_of_shared_atomics() {
         for u in [Universe::tiles(45), Universe::boxed(8, 11), Universe { rows: None, cols: Some(6), tiles: Some(40) }] {
             let ranking = Ranking::new(&u).unwrap();
-            let solve = |threads: usize| {
-                rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
-                    let f = Frontier::new(&ranking, 0, &crate::cluster::Solo, Holding::SOLO).unwrap();
-                    let alone = Ctx::new(&ranking, &f.by_suffix, &f.marks, &f.base).alone;
-                    (alone, super::super::in_memory::level_losses(&ranking).unwrap())
-                })
-            };
-            let ((alone_1, one), (alone_2, two)) = (solve(1), solve(2));
-            assert!(alone_1 && !alone_2);
-            assert_eq!(one, two, "{u:?}");
+            let (one, copied_1, plain_1) = solve_on(&ranking, 1, 1.0);
+            assert!(plain_1 && copied_1 == 0, "{u:?}");
             assert!(one.iter().map(Vec::len).sum::<usize>() > 100, "{u:?}");
+            let (shared, copied_0, plain_0) = solve_on(&ranking, 2, 0.0);
+            assert!(!plain_0 && copied_0 == 0, "{u:?}");
+            assert_eq!(one, shared, "{u:?}");
+            let mut made = Vec::new();
+            for share in [0.3, 4.0] {
+                let (copies, copied, _) = solve_on(&ranking, 2, share);
+                assert_eq!(one, copies, "{u:?} share {share}");
+                made.push(copied);
+            }
+            assert!(0 < made[0] && made[0] < made[1], "{u:?}: copies of {made:?} bytes");
         }
     }
 
@@ -1152,11 +1324,11 @@ mod tests {
                             marks.push((m > n).then(|| MappedBits::anonymous(len).unwrap()));
                             base.push(b);
                         }
-                        let ctx = Ctx::new(&ranking, &by_suffix, &marks, &base);
+                        let ctx = Ctx::new(&ranking, &by_suffix, &marks, &base, &[]);
                         let whole =
                             (n + 1..=top).all(|m| base[m as usize] == 0 && marks[m as usize].as_ref().unwrap().len() == ranking.size(m));
                         assert_eq!(ctx.whole, whole, "{u:?} split {split}");
-                        let mut scratch = Scratch::new(top, ctx.alone);
+                        let mut scratch = Scratch::new(top);
                         ctx.push_parents(l.rows(), n, lrank as u64, 1, top - n, &mut scratch);
                         scratch.marker.flush();
                         let mut got = BTreeSet::new();
