@@ -49,6 +49,15 @@ else
   bad "2 processes in windows ($windows windows): $(digest "$T/win-2") != $(digest "$T/win-solo")"
 fi
 
+# 1c. Two threads in each of 2 processes: each process's threads mark their
+# own copies of its share of the farthest levels; the same bytes.
+RAYON_NUM_THREADS=2 "${MPIEXEC[@]}" -n 2 "$MPI_BIN" solve --max-tiles 70 --out "$T/threads-2" 2>"$T/threads-2.log"
+if [ "$(digest "$T/threads-2")" = "$(digest "$T/win-solo")" ]; then
+  ok "2 processes of 2 threads (thread copies): identical to the single process"
+else
+  bad "2 processes of 2 threads: $(digest "$T/threads-2") != $(digest "$T/win-solo")"
+fi
+
 # 2. A process killed mid-run ends the whole job quickly, non-zero; a rerun resumes to the same bytes.
 # Kill once the manifest shows some finished levels (polled, not a fixed sleep:
 # the engine's speed must not decide whether the kill lands mid-run).
