@@ -85,10 +85,23 @@ pub fn solve_in_memory(universe: &Universe) -> Result<Solved, SolveError> {
 /// # Errors
 /// When the mark bits cannot be mapped.
 pub(super) fn level_losses(ranking: &Ranking) -> std::io::Result<Vec<Vec<u64>>> {
-    let mut frontier = Frontier::new(ranking, 0, &Solo, super::sieve::Holding::SOLO)?;
+    sieve_levels(ranking, Frontier::new(ranking, 0, &Solo, super::sieve::Holding::SOLO)?, |_| {})
+}
+
+/// [`level_losses`] from a `frontier` of no decided level, calling
+/// `after_level` once each level is sieved.
+///
+/// # Errors
+/// When the mark bits of a later epoch cannot be mapped.
+pub(super) fn sieve_levels(
+    ranking: &Ranking,
+    mut frontier: Frontier,
+    mut after_level: impl FnMut(&Frontier),
+) -> std::io::Result<Vec<Vec<u64>>> {
     let mut losses = vec![Vec::new()];
     for n in 1..=ranking.max_tiles() {
         losses.push(frontier.sieve_level(ranking, n, &Solo).ranks);
+        after_level(&frontier);
         if n == frontier.horizon() && n < ranking.max_tiles() {
             frontier.open_epoch(ranking, &Solo)?;
             for (l, ranks) in losses.iter().enumerate().skip(1) {

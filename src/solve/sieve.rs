@@ -107,6 +107,11 @@ fn copy_share() -> f64 {
     *SHARE.get_or_init(|| std::env::var("CHOMP_COPY_SHARE").ok().and_then(|v| v.parse().ok()).unwrap_or(COPY_SHARE))
 }
 
+/// The bytes of the words of the bit sets `sets`.
+fn bit_bytes<'b>(sets: impl Iterator<Item = &'b MappedBits>) -> u64 {
+    sets.map(|m| m.len().div_ceil(64) * 8).sum()
+}
+
 /// The most bytes the thread copies of a process holding `marks` bytes of
 /// mark bits may take ([`Frontier::copy_levels`]): `share` of them, within
 /// the window; none on one thread.
@@ -313,7 +318,7 @@ impl Frontier {
 
     /// Bytes of the mark sets held now (with the threads' copies).
     pub fn held_bytes(&self) -> u64 {
-        self.marks.iter().flatten().chain(self.copies.iter().flatten()).map(|m| m.len().div_ceil(64) * 8).sum()
+        bit_bytes(self.marks.iter().flatten().chain(self.copies.iter().flatten()))
     }
 
     /// Bytes of the mark sets a process holds while level `n` is pending
@@ -364,9 +369,8 @@ impl Frontier {
     /// be mapped is not made.
     fn copy_levels(&mut self, n: u32) {
         let threads = rayon::current_num_threads();
-        let bytes = |b: &MappedBits| b.len().div_ceil(64) * 8;
-        let marks: u64 = self.marks.iter().flatten().map(bytes).sum();
-        let mut copies: u64 = self.copies.iter().flatten().map(bytes).sum();
+        let marks = bit_bytes(self.marks.iter().flatten());
+        let mut copies = bit_bytes(self.copies.iter().flatten());
         let budget = copy_budget(marks, self.copy_share, self.hold, threads);
         if budget == 0 {
             return;
@@ -376,7 +380,7 @@ impl Frontier {
             if !self.copies[m as usize].is_empty() {
                 continue;
             }
-            let cost = (threads as u64 - 1) * bytes(level);
+            let cost = (threads as u64 - 1) * bit_bytes(std::iter::once(level));
             if copies + cost > budget {
                 break;
             }
@@ -806,11 +810,9 @@ impl<'a> Ctx<'a> {
         let views = if (0..levels.len()).any(copied) {
             (0..threads)
                 .map(|t| {
-                    let view = levels.iter().enumerate().map(|(n, &level)| match copies.get(n).filter(|_| t > 0 && copied(n)) {
-                        Some(c) => Owned { words: c[t - 1].words(), ..level },
-                        None => level,
-                    });
-                    view.collect()
+                    let view = levels.iter().enumerate();
+                    view.map(|(n, &level)| if t > 0 && copied(n) { Owned { words: copies[n][t - 1].words(), ..level } } else { level })
+                        .collect()
                 })
                 .collect()
         } else {
@@ -1233,26 +1235,18 @@ mod tests {
     use crate::game::{Position, Universe};
     use std::collections::BTreeSet;
 
-    /// Solves every level of `ranking` as `in_memory::level_losses` does,
-    /// on a pool of `threads` threads with thread copies of at most `share`
-    /// of the marks: the losses, the most bytes the copies held, and
-    /// whether every level's first view marked without atomics.
+    /// Solves every level of `ranking` (`in_memory::sieve_levels`) on a
+    /// pool of `threads` threads with thread copies of at most `share` of
+    /// the marks: the losses, the most bytes the copies held, and whether
+    /// every level's first view marked without atomics.
     fn solve_on(ranking: &Ranking, threads: usize, share: f64) -> (Vec<Vec<u64>>, u64, bool) {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
             let mut f = Frontier::new(ranking, 0, &crate::cluster::Solo, Holding::SOLO).unwrap();
             f.copy_share = share;
             let plain = Ctx::new(ranking, &f.by_suffix, &f.marks, &f.base, &f.copies).views[0].iter().all(|o| o.plain);
-            let (mut losses, mut copied) = (vec![Vec::new()], 0);
-            for n in 1..=ranking.max_tiles() {
-                losses.push(f.sieve_level(ranking, n, &crate::cluster::Solo).ranks);
-                copied = copied.max(f.copies.iter().flatten().map(|c| c.len().div_ceil(64) * 8).sum());
-                if n == f.horizon() && n < ranking.max_tiles() {
-                    f.open_epoch(ranking, &crate::cluster::Solo).unwrap();
-                    for (l, ranks) in losses.iter().enumerate().skip(1) {
-                        f.push_decided(ranking, l as u32, ranks, n + 1);
-                    }
-                }
-            }
+            let mut copied = 0;
+            let losses =
+                super::super::in_memory::sieve_levels(ranking, f, |f| copied = copied.max(bit_bytes(f.copies.iter().flatten()))).unwrap();
             (losses, copied, plain)
         })
     }
