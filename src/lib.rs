@@ -17,6 +17,7 @@
 //! | [`play`] | a computer player with four levels of explicit knowledge |
 //! | `solve` | the level driver, sieve, Grundy pass, memory model (feature `tool`) |
 //! | `cluster` | one process or MPI processes (feature `tool`; MPI with `mpi`) |
+//! | `fetch` | downloading a published table directory from a mirror, checked (feature `tool`) |
 //! | [`report`] | summaries (and plots, feature `tool`) |
 //! | `nd` | Chomp in a k-dimensional box and the divisor game (feature `tool`) |
 //!
@@ -35,6 +36,8 @@ pub mod store;
 
 #[cfg(feature = "tool")]
 pub mod cluster;
+#[cfg(feature = "tool")]
+pub mod fetch;
 #[cfg(feature = "tool")]
 pub mod nd;
 #[cfg(feature = "tool")]

@@ -253,7 +253,7 @@ pub fn write_tables(dir: &Path, s: &Solution) -> Result<NdManifest, NdError> {
         losses: s.losses(),
         winning_moves: s.winning_moves(&full_box(r)),
         levels: s.levels().to_vec(),
-        files: BTreeMap::from([(LOSSES_FILE.to_string(), FileEntry { bytes: table.len() as u64, sha256: sha256_hex(&table) })]),
+        files: BTreeMap::from([(LOSSES_FILE.to_string(), FileEntry::of(&table))]),
         checksum: String::new(),
     };
     m.checksum = m.canonical_checksum();

@@ -3,10 +3,12 @@
 //! directory.
 
 mod answer;
+mod blocks;
 pub mod export;
 pub mod openings;
 mod tables;
 pub mod verify;
 
 pub use answer::{Answer, MoveInfo, Outcome};
+pub use blocks::DEFAULT_CACHE_BYTES;
 pub use tables::{ProbeError, Tables};

@@ -2,9 +2,10 @@
 //! moves of a position, read lazily from the published tables.
 
 use super::answer::{Answer, MoveInfo, Outcome};
+use super::blocks::{BlockReader, DEFAULT_CACHE_BYTES};
 use crate::game::Position;
 use crate::index::Ranking;
-use crate::store::{GrundyTable, LossSet, Manifest, ManifestError, TableDir, TableError};
+use crate::store::{GrundyTable, Kind, LossSet, Manifest, ManifestError, TableDir, TableError};
 use roaring::RoaringBitmap;
 use std::collections::HashMap;
 use std::path::Path;
@@ -43,6 +44,15 @@ pub enum ProbeError {
     /// The manifest is missing or damaged.
     #[error("{0}")]
     Manifest(#[from] ManifestError),
+    /// The tables contradict the rules of the game at a position: they are
+    /// damaged (every checksum may still hold), and no answer is given.
+    #[error("{dir}: damaged tables: {what}")]
+    Contradiction {
+        /// The table directory.
+        dir: String,
+        /// What the tables say, naming the tables that say it.
+        what: String,
+    },
 }
 
 /// Decoded Grundy blocks by (level, shard, block index).
@@ -59,20 +69,57 @@ pub struct Tables {
     /// First rank of every shard, by level.
     firsts: Vec<Vec<u64>>,
     blocks: Mutex<BlockCache>,
+    /// Format 3: pages and blocks read on demand, cached within a byte bound.
+    blocked: Option<BlockReader>,
 }
 
 impl Tables {
-    /// Opens a table directory (reads only its manifest; levels load on first use).
+    /// Opens a table directory (reads only its manifest; levels load on
+    /// first use). Format 3 tables are read a block at a time, with a cache
+    /// of decoded blocks of at most [`DEFAULT_CACHE_BYTES`]; formats 1 and 2
+    /// a table at a time.
     ///
     /// # Errors
     /// [`ProbeError`] when the manifest is missing or invalid.
     pub fn open(dir: &Path) -> Result<Self, ProbeError> {
+        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Like [`Tables::open`], with a cache of at most `cache_bytes` of decoded
+    /// pages and blocks (format 3).
+    ///
+    /// # Errors
+    /// [`ProbeError`] when the manifest is missing or invalid.
+    pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> Result<Self, ProbeError> {
         let dir = TableDir::new(dir);
         let manifest = dir.read_manifest()?;
         let ranking = Ranking::new(&manifest.universe)
             .map_err(|e| ManifestError::Invalid { path: dir.manifest_path().display().to_string(), what: e.to_string() })?;
         let firsts = (1..=manifest.levels_complete).map(|n| manifest.level_shards(n).iter().map(|s| s.first).collect()).collect();
-        Ok(Tables { dir, manifest, ranking, losses: Default::default(), grundy: Default::default(), firsts, blocks: Default::default() })
+        let blocked = manifest.is_blocked().then(|| BlockReader::new(dir.path(), cache_bytes));
+        Ok(Tables {
+            dir,
+            manifest,
+            ranking,
+            losses: Default::default(),
+            grundy: Default::default(),
+            firsts,
+            blocks: Default::default(),
+            blocked,
+        })
+    }
+
+    /// Bytes held by the cache of decoded pages and blocks, and its bound
+    /// (`(0, 0)` for formats 1 and 2, which hold whole tables).
+    pub fn cache_usage(&self) -> (usize, usize) {
+        self.blocked.as_ref().map_or((0, 0), |b| b.cache_usage())
+    }
+
+    /// Changes the bound of the cache of decoded pages and blocks.
+    pub fn set_cache_bytes(&self, bytes: usize) {
+        if let Some(b) = &self.blocked {
+            b.set_cache_limit(bytes);
+        }
     }
 
     /// Tables held in memory, with no directory: `levels[n − 1]` holds the
@@ -107,6 +154,7 @@ impl Tables {
             grundy: Default::default(),
             firsts,
             blocks: Default::default(),
+            blocked: None,
         })
     }
 
@@ -188,6 +236,9 @@ impl Tables {
             return Ok(None);
         }
         let (shard, rank) = self.shard_of(tiles, rank);
+        if let Some(b) = &self.blocked {
+            return Ok(Some(b.grundy(&self.manifest, tiles, shard, rank)?));
+        }
         let table = {
             let cached = held(&self.grundy).get(&(tiles, shard)).cloned();
             match cached {
@@ -220,8 +271,95 @@ impl Tables {
     pub fn outcome(&self, p: &Position) -> Result<Outcome, ProbeError> {
         let (tiles, rank) = self.locate(p)?;
         let (shard, rank) = self.shard_of(tiles, rank);
-        let loss = self.loss_shard(tiles, shard)?.contains(u32::try_from(rank).expect("a shard holds at most 2^32 positions"));
+        let loss = match &self.blocked {
+            Some(b) => b.is_loss(&self.manifest, tiles, shard, rank)?,
+            None => self.loss_shard(tiles, shard)?.contains(u32::try_from(rank).expect("a shard holds at most 2^32 positions")),
+        };
         Ok(if loss { Outcome::Loss } else { Outcome::Win })
+    }
+
+    /// The table (name relative to the directory) that holds `p`'s entry of `kind`.
+    fn table_of(&self, kind: Kind, p: &Position) -> String {
+        match self.locate(p) {
+            Ok((tiles, rank)) => TableDir::table_names(&self.manifest, kind, tiles)[self.shard_of(tiles, rank).0].clone(),
+            Err(_) => "?".into(),
+        }
+    }
+
+    /// Checks what the tables say of `p` against what they say of its
+    /// children: a loss has no losing child, a win has one, a Grundy value
+    /// is the mex of the children's and is 0 exactly for losses. A
+    /// contradiction means damaged tables (`FORMAT.md` section 10).
+    fn check_rules(&self, p: &Position, outcome: Outcome, grundy: Option<u8>, moves: &[MoveInfo]) -> Result<(), ProbeError> {
+        let fail = |what: String| ProbeError::Contradiction { dir: self.dir.path().display().to_string(), what };
+        let losses = self.table_of(Kind::Losses, p);
+        let losing = moves.iter().find(|m| m.outcome == Outcome::Loss);
+        match (outcome, losing) {
+            (Outcome::Loss, Some(m)) => {
+                let child = Position::new(&m.position.iter().map(|&x| x as u32).collect::<Vec<_>>()).expect("a child is a position");
+                return Err(fail(format!(
+                    "position {p} is a loss in {losses}, but its move ({},{}) leads to {child}, a loss in {}",
+                    m.cell[0],
+                    m.cell[1],
+                    self.table_of(Kind::Losses, &child)
+                )));
+            }
+            (Outcome::Win, None) => {
+                return Err(fail(format!("position {p} is a win in {losses}, but none of its moves leads to a loss")));
+            }
+            _ => {}
+        }
+        if let Some(g) = grundy {
+            let values = self.table_of(Kind::Grundy, p);
+            if (g == 0) != (outcome == Outcome::Loss) {
+                return Err(fail(format!("position {p} has Grundy value {g} in {values} but is a {} in {losses}", outcome.as_str())));
+            }
+            let mut seen = [false; 257];
+            for m in moves {
+                match m.grundy {
+                    Some(v) => seen[v as usize] = true,
+                    None => return Err(fail(format!("position {p} has a Grundy value in {values}, a child of it none"))),
+                }
+            }
+            let mex = seen.iter().position(|&s| !s).unwrap_or(256);
+            if mex != g as usize {
+                return Err(fail(format!("position {p} has Grundy value {g} in {values}, the mex of its children's values is {mex}")));
+            }
+        }
+        for m in moves {
+            if let Some(v) = m.grundy {
+                if (v == 0) != (m.outcome == Outcome::Loss) {
+                    let child = Position::new(&m.position.iter().map(|&x| x as u32).collect::<Vec<_>>()).expect("a child is a position");
+                    return Err(fail(format!(
+                        "position {child} has Grundy value {v} in {} but is a {} in {}",
+                        self.table_of(Kind::Grundy, &child),
+                        m.outcome.as_str(),
+                        self.table_of(Kind::Losses, &child)
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Outcome, value and every move (best first) of `p`, checked against
+    /// each other ([`Tables::check_rules`]).
+    fn checked(&self, p: &Position) -> Result<(Outcome, Option<u8>, Vec<MoveInfo>), ProbeError> {
+        let outcome = self.outcome(p)?;
+        let grundy = self.grundy(p)?;
+        let mut moves = Vec::new();
+        for ((r, c), child) in p.moves() {
+            moves.push(MoveInfo {
+                cell: [r, c],
+                outcome: self.outcome(&child)?,
+                grundy: self.grundy(&child)?,
+                position: child.rows().to_vec(),
+            });
+        }
+        self.check_rules(p, outcome, grundy, &moves)?;
+        // A move to a loss wins; a larger remaining position gives the opponent more to err in.
+        moves.sort_by_key(|m| (m.outcome != Outcome::Loss, std::cmp::Reverse(m.position.iter().map(|&x| x as u32).sum::<u32>()), m.cell));
+        Ok((outcome, grundy, moves))
     }
 
     /// Misère Grundy value, or `None` where the tables hold none for this level.
@@ -235,24 +373,14 @@ impl Tables {
 
     /// Every move with the outcome and value it leads to, best first: winning
     /// moves first; among losing ones, the reply leaving the opponent the
-    /// largest position; ties in row-major cell order.
+    /// largest position; ties in row-major cell order. What the tables say
+    /// of `p` is checked against its children first.
     ///
     /// # Errors
-    /// [`ProbeError`] for positions outside the tables and damaged tables.
+    /// [`ProbeError`] for positions outside the tables and damaged tables
+    /// ([`ProbeError::Contradiction`] when they contradict the game).
     pub fn moves(&self, p: &Position) -> Result<Vec<MoveInfo>, ProbeError> {
-        self.locate(p)?;
-        let mut out = Vec::new();
-        for ((r, c), child) in p.moves() {
-            out.push(MoveInfo {
-                cell: [r, c],
-                outcome: self.outcome(&child)?,
-                grundy: self.grundy(&child)?,
-                position: child.rows().to_vec(),
-            });
-        }
-        // A move to a loss wins; a larger remaining position gives the opponent more to err in.
-        out.sort_by_key(|m| (m.outcome != Outcome::Loss, std::cmp::Reverse(m.position.iter().map(|&x| x as u32).sum::<u32>()), m.cell));
-        Ok(out)
+        Ok(self.checked(p)?.2)
     }
 
     /// The winning moves (moves to a loss), row-major.
@@ -271,9 +399,7 @@ impl Tables {
     /// # Errors
     /// [`ProbeError`] for positions outside the tables and damaged tables.
     pub fn answer(&self, p: &Position) -> Result<Answer, ProbeError> {
-        let outcome = self.outcome(p)?;
-        let grundy = self.grundy(p)?;
-        let moves = self.moves(p)?;
+        let (outcome, grundy, moves) = self.checked(p)?;
         let mut winning_moves: Vec<[u32; 2]> = moves.iter().filter(|m| m.outcome == Outcome::Loss).map(|m| m.cell).collect();
         winning_moves.sort();
         Ok(Answer {

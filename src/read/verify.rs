@@ -5,7 +5,7 @@
 
 use super::{Outcome, ProbeError, Tables};
 use crate::game::Position;
-use crate::store::{sha256_hex, Kind, Manifest, TableDir};
+use crate::store::{sha256_hex, Kind, LossSet, Manifest, TableDir};
 use std::ops::RangeInclusive;
 use std::path::Path;
 
@@ -16,8 +16,14 @@ pub struct VerifyReport {
     pub files: usize,
     /// Tables fully decoded.
     pub tables: usize,
-    /// Positions sampled for game invariants.
+    /// Positions checked against their children (samples, and with `full` every loss).
     pub samples: u64,
+    /// Positions sampled in each sampled level.
+    pub per_level: u64,
+    /// Losses checked against their children by the full check (`None`: not run).
+    pub full_losses: Option<u64>,
+    /// Grundy values checked against their children by the full check.
+    pub full_values: u64,
     /// The levels sampled (the requested range clipped to the completed
     /// levels), or `None` when that range holds no completed level.
     pub sampled_levels: Option<RangeInclusive<u32>>,
@@ -65,6 +71,17 @@ pub fn verify(dir: &Path, samples: u64, seed: u64) -> Result<VerifyReport, Probe
 /// # Errors
 /// As [`verify`].
 pub fn verify_levels(dir: &Path, samples: u64, seed: u64, levels: RangeInclusive<u32>) -> Result<VerifyReport, ProbeError> {
+    verify_with(dir, samples, seed, levels, false)
+}
+
+/// Like [`verify_levels`]; with `full`, also checks every loss of every
+/// level against its children (a loss has no losing child) and every Grundy
+/// value against its children's (the mex), which finds a loss moved to
+/// another rank even when every checksum was recomputed.
+///
+/// # Errors
+/// As [`verify`].
+pub fn verify_with(dir: &Path, samples: u64, seed: u64, levels: RangeInclusive<u32>, full: bool) -> Result<VerifyReport, ProbeError> {
     let dir = TableDir::new(dir);
     let manifest = dir.read_manifest()?;
     let mut report = VerifyReport {
@@ -87,7 +104,70 @@ pub fn verify_levels(dir: &Path, samples: u64, seed: u64, levels: RangeInclusive
     if let Some(levels) = report.sampled_levels.clone() {
         check_samples(&tables, samples, seed, levels, &mut report);
     }
+    if full && report.failures.is_empty() {
+        check_full(&tables, &mut report);
+    }
     Ok(report)
+}
+
+/// The most problems a full check lists before it stops.
+const FULL_FAILURES: usize = 100;
+
+fn check_full(t: &Tables, report: &mut VerifyReport) {
+    let m = t.manifest();
+    let sym = m.universe.is_symmetric();
+    let (mut losses, mut values) = (0u64, 0u64);
+    for n in 1..=m.levels_complete {
+        let level = match t.level_losses(n) {
+            Ok(l) => l,
+            Err(e) => {
+                report.failures.push(e.to_string());
+                return;
+            }
+        };
+        // Levels with values: every position (its value against the mex of its
+        // children's, its outcome against theirs); levels without: every loss.
+        let every = n <= m.grundy_max_tiles;
+        let mut ranks: Box<dyn Iterator<Item = u64>> = if every { Box::new(0..t.ranking().size(n)) } else { Box::new(level.iter()) };
+        loop {
+            let chunk: Vec<u64> = ranks.by_ref().take(1 << 16).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            losses += chunk.iter().filter(|&&r| level.contains(r)).count() as u64;
+            values += if every { chunk.len() as u64 } else { 0 };
+            report.samples += chunk.len() as u64;
+            report.failures.extend(check_in_parallel(t, n, &chunk, sym));
+            if report.failures.len() >= FULL_FAILURES {
+                report.failures.truncate(FULL_FAILURES);
+                report.failures.push(format!("(the full check stopped after {FULL_FAILURES} problems, in level {n})"));
+                return;
+            }
+        }
+    }
+    report.full_losses = Some(losses);
+    report.full_values = values;
+}
+
+/// Checks the positions of level `n` at `ranks` on every core; returns the problems found.
+fn check_in_parallel(t: &Tables, n: u32, ranks: &[u64], sym: bool) -> Vec<String> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = ranks
+            .chunks(ranks.len().div_ceil(threads))
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .filter_map(|&rank| {
+                            let p = t.ranking().unrank(n, rank).expect("rank below size");
+                            check_position(t, &p, rank, sym).err()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a check thread panicked")).collect()
+    })
 }
 
 fn check_files(dir: &TableDir, m: &Manifest, report: &mut VerifyReport) {
@@ -159,20 +239,51 @@ fn check_tables(t: &Tables, report: &mut VerifyReport) {
     }
 }
 
+/// Checks `samples` positions spread evenly over `levels` (at least one per
+/// level), each against its children: half of each level's share drawn from
+/// all its positions, half from its losses (rare, and what a damaged table
+/// gets wrong first).
 fn check_samples(t: &Tables, samples: u64, seed: u64, levels: RangeInclusive<u32>, report: &mut VerifyReport) {
     let m = t.manifest();
     let (lo, hi) = (*levels.start(), *levels.end());
     let mut rng = SplitMix(seed);
     let sym = m.universe.is_symmetric();
-    for _ in 0..samples {
-        let n = lo + rng.below((hi - lo + 1) as u64) as u32;
-        let rank = rng.below(t.ranking().size(n));
-        let p = t.ranking().unrank(n, rank).expect("rank below size");
-        report.samples += 1;
-        if let Err(e) = check_position(t, &p, rank, sym) {
-            report.failures.push(e);
+    if samples == 0 {
+        return;
+    }
+    let per_level = samples.div_ceil((hi - lo + 1) as u64);
+    report.per_level = per_level;
+    for n in lo..=hi {
+        let size = t.ranking().size(n);
+        let stats = &m.levels[n as usize - 1];
+        let level = match t.level_losses(n) {
+            Ok(l) => l,
+            Err(e) => {
+                report.failures.push(e.to_string());
+                return;
+            }
+        };
+        for i in 0..per_level {
+            let rank = if i % 2 == 1 && stats.losses > 0 { loss_rank(&level, rng.below(stats.losses)) } else { rng.below(size) };
+            let p = t.ranking().unrank(n, rank).expect("rank below size");
+            report.samples += 1;
+            if let Err(e) = check_position(t, &p, rank, sym) {
+                report.failures.push(e);
+            }
         }
     }
+}
+
+/// The rank of the `k`-th loss (0-based) of a level.
+fn loss_rank(level: &LossSet, k: u64) -> u64 {
+    let mut k = k;
+    for (first, bits) in &level.parts {
+        if k < bits.len() {
+            return first + bits.select(k as u32).expect("k below the shard's losses") as u64;
+        }
+        k -= bits.len();
+    }
+    unreachable!("k below the level's losses")
 }
 
 fn check_position(t: &Tables, p: &Position, rank: u64, sym: bool) -> Result<(), String> {
@@ -213,4 +324,73 @@ fn check_position(t: &Tables, p: &Position, rank: u64, sym: bool) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// How a directory compares with a published manifest ([`against`]).
+#[derive(Debug, Default)]
+pub struct Against {
+    /// Files compared and found equal (the manifest itself included).
+    pub equal: usize,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Listed files the directory lacks.
+    pub missing: Vec<String>,
+    /// Listed files whose size or SHA-256 differs.
+    pub changed: Vec<String>,
+    /// Files of the directory the manifest does not list.
+    pub extra: Vec<String>,
+}
+
+impl Against {
+    /// Whether the directory holds exactly the published bytes.
+    pub fn identical(&self) -> bool {
+        self.missing.is_empty() && self.changed.is_empty() && self.extra.is_empty()
+    }
+}
+
+/// Compares table directory `dir` with the published manifest file
+/// `published` (e.g. `results/frontier-140-manifest.json`): every listed
+/// file must be present with its size and SHA-256, `manifest.json` must
+/// equal the published manifest byte for byte, and nothing else may be
+/// there.
+///
+/// # Errors
+/// [`ProbeError`] when the published manifest cannot be read or is invalid.
+pub fn against(dir: &Path, published: &Path) -> Result<Against, ProbeError> {
+    let m = Manifest::read_file(published)?;
+    let mut report = Against::default();
+    let want_manifest = std::fs::read(published).map_err(|e| crate::store::TableError::io(published, e))?;
+    match std::fs::read(dir.join(crate::store::MANIFEST)) {
+        Err(_) => report.missing.push(crate::store::MANIFEST.to_string()),
+        Ok(b) if b != want_manifest => report.changed.push(crate::store::MANIFEST.to_string()),
+        Ok(b) => {
+            report.equal += 1;
+            report.bytes += b.len() as u64;
+        }
+    }
+    for (rel, entry) in &m.files {
+        match crate::store::file_sha256(&dir.join(rel)) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => report.missing.push(rel.clone()),
+            Err(_) => report.changed.push(format!("{rel} (unreadable)")),
+            Ok((len, sha)) if len != entry.bytes || sha != entry.sha256 => report.changed.push(rel.clone()),
+            Ok((len, _)) => {
+                report.equal += 1;
+                report.bytes += len;
+            }
+        }
+    }
+    let mut stack = vec![(dir.to_path_buf(), String::new())];
+    while let Some((path, prefix)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&path) else { continue };
+        for e in entries.flatten() {
+            let rel = format!("{prefix}{}", e.file_name().to_string_lossy());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push((e.path(), format!("{rel}/")));
+            } else if rel != crate::store::MANIFEST && !m.files.contains_key(&rel) {
+                report.extra.push(rel);
+            }
+        }
+    }
+    report.extra.sort();
+    Ok(report)
 }

@@ -5,6 +5,7 @@ use super::grundy::MAX_GRUNDY_TILES;
 use super::JobError;
 use crate::game::Universe;
 use crate::index::Ranking;
+use crate::store::blocked::VERSION_BLOCKED;
 use crate::store::format::{VERSION, VERSION_SHARDED};
 use crate::store::{Manifest, FORMAT_NAME};
 use serde::Deserialize;
@@ -25,6 +26,9 @@ pub struct Plan {
     /// format 1 (one table per level) where every level fits in 2^32
     /// positions, else format 2 with shards of up to 2^32.
     pub shard_positions: Option<u64>,
+    /// The table format written: 3 (block-addressable, the default), or 1
+    /// and 2 for readers that know no other (`FORMAT.md`).
+    pub table_format: u16,
 }
 
 /// The most positions one table can hold (a roaring bitmap's range).
@@ -33,13 +37,14 @@ pub const MAX_SHARD_POSITIONS: u64 = 1 << 32;
 impl Plan {
     /// A plan with the default table layout.
     pub fn new(universe: Universe, grundy_max_tiles: u32) -> Self {
-        Plan { universe, grundy_max_tiles, shard_positions: None }
+        Plan { universe, grundy_max_tiles, shard_positions: None, table_format: VERSION_BLOCKED }
     }
 
-    /// The shard size of the plan's tables: `None` for format 1.
+    /// The shard size of the plan's tables: `None` for one table per level.
+    /// Format 2 always has shards.
     pub fn shard_limit(&self, ranking: &Ranking) -> Option<u64> {
-        self.shard_positions
-            .or_else(|| (1..=ranking.max_tiles()).any(|n| ranking.size(n) > MAX_SHARD_POSITIONS).then_some(MAX_SHARD_POSITIONS))
+        let needed = (1..=ranking.max_tiles()).any(|n| ranking.size(n) > MAX_SHARD_POSITIONS) || self.table_format == VERSION_SHARDED;
+        self.shard_positions.or_else(|| needed.then_some(MAX_SHARD_POSITIONS))
     }
 
     /// The manifest of a run of this plan before its first level.
@@ -47,7 +52,7 @@ impl Plan {
         let shard_positions = self.shard_limit(ranking);
         Manifest {
             format: FORMAT_NAME.to_string(),
-            format_version: if shard_positions.is_some() { VERSION_SHARDED } else { VERSION },
+            format_version: self.table_format,
             tool_version: TOOL_VERSION.to_string(),
             universe: self.universe,
             grundy_max_tiles: self.grundy_max_tiles,
@@ -83,6 +88,14 @@ impl Plan {
         if let Some(s) = self.shard_positions.filter(|&s| s == 0 || s > MAX_SHARD_POSITIONS) {
             return Err(JobError::Invalid(format!("shard_positions ({s}) must be in 1..=2^32 ({MAX_SHARD_POSITIONS})")));
         }
+        if ![VERSION, VERSION_SHARDED, VERSION_BLOCKED].contains(&self.table_format) {
+            return Err(JobError::Invalid(format!("table_format ({}, --table-format) must be 1, 2 or 3", self.table_format)));
+        }
+        if self.table_format == VERSION && self.shard_limit(&ranking).is_some() {
+            return Err(JobError::Invalid(
+                "table_format 1 (--table-format) holds one table per level of at most 2^32 positions: shards need format 2 or 3".into(),
+            ));
+        }
         if let Some(n) = (1..=self.grundy_max_tiles).find(|&n| ranking.size(n) > MAX_SHARD_POSITIONS) {
             return Err(JobError::Invalid(format!(
                 "Grundy values of level {n} ({} positions): the Grundy pass handles at most 2^32 positions per level",
@@ -102,7 +115,8 @@ impl Plan {
 /// grundy_max_tiles = 60
 /// # rows = 8    # optional bounds: a box or a few-row family
 /// # cols = 15
-/// # shard_positions = 1000000   # table format 2 with shards this large
+/// # shard_positions = 1000000   # levels in shards this large
+/// # table_format = 3            # 3 (default), or 2 / 1 for older readers
 /// ```
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -124,10 +138,13 @@ pub struct JobFile {
     /// Grundy values up to this level (0 or absent: none).
     #[serde(default)]
     pub grundy_max_tiles: Option<u32>,
-    /// Table format 2 with shards of at most this many positions (absent:
-    /// format 1 where levels fit in 2^32 positions; see [`Plan`]).
+    /// Levels in shards of at most this many positions (absent: one table
+    /// per level where levels fit in 2^32 positions; see [`Plan`]).
     #[serde(default)]
     pub shard_positions: Option<u64>,
+    /// The table format written (absent: 3; see [`Plan`]).
+    #[serde(default)]
+    pub table_format: Option<u16>,
 }
 
 impl JobFile {
@@ -178,6 +195,7 @@ impl JobFile {
             universe: Universe { rows: self.rows, cols: self.cols, tiles: self.max_tiles },
             grundy_max_tiles: self.grundy_max_tiles.unwrap_or(0),
             shard_positions: self.shard_positions,
+            table_format: self.table_format.unwrap_or(VERSION_BLOCKED),
         }
     }
 }

@@ -12,6 +12,7 @@
 //! DIR/.work/                   scratch of a running job (or --work-dir)
 //! ```
 
+use super::blocked::{self, TableImage};
 use super::format::{self, GrundyTable, Header, Kind, ShardPlace, TableError};
 use super::manifest::{FileEntry, Manifest, ManifestError, Shard, MANIFEST};
 use crate::report::summary::{grundy_histogram_csv, summary_csv, summary_json, LevelStats};
@@ -213,7 +214,12 @@ impl TableDir {
         let name = Self::shard_name(m, Kind::Losses, tiles, shard);
         let bytes = m.read_listed(&self.root, &name)?;
         let want = Self::expected_header(m, Kind::Losses, tiles, shard);
-        Ok(format::decode_losses(&self.root.join(name), &bytes, Some(&want))?.1)
+        let path = self.root.join(name);
+        if m.is_blocked() {
+            let ranks = TableImage::new(&path, &bytes, Some(&want))?.losses()?;
+            return Ok(RoaringBitmap::from_sorted_iter(ranks).expect("ranks decoded in increasing order"));
+        }
+        Ok(format::decode_losses(&path, &bytes, Some(&want))?.1)
     }
 
     /// Reads every loss of completed level `tiles` (see [`TableDir::read_loss_shard`]).
@@ -249,9 +255,24 @@ impl TableDir {
     pub fn read_grundy_values(&self, m: &Manifest, tiles: u32) -> Result<Vec<u8>, TableError> {
         let mut values = Vec::new();
         for i in 0..m.level_shards(tiles).len() {
-            values.extend(self.read_grundy_shard(m, tiles, i)?.decode_all()?);
+            values.extend(self.read_grundy_shard_values(m, tiles, i)?);
         }
         Ok(values)
+    }
+
+    /// Reads and decodes every Grundy value of shard `shard` of completed
+    /// level `tiles` (any format), checked like [`TableDir::read_loss_shard`].
+    ///
+    /// # Errors
+    /// [`TableError`] when missing, unlisted, damaged or another run's.
+    pub fn read_grundy_shard_values(&self, m: &Manifest, tiles: u32, shard: usize) -> Result<Vec<u8>, TableError> {
+        if !m.is_blocked() {
+            return self.read_grundy_shard(m, tiles, shard)?.decode_all();
+        }
+        let name = Self::shard_name(m, Kind::Grundy, tiles, shard);
+        let bytes = m.read_listed(&self.root, &name)?;
+        let want = Self::expected_header(m, Kind::Grundy, tiles, shard);
+        TableImage::new(&self.root.join(name), &bytes, Some(&want))?.grundy_values()
     }
 
     /// Writes the loss tables of level `tiles` (`positions` positions, loss
@@ -289,7 +310,13 @@ impl TableDir {
                     (Header::shard(Kind::Losses, &m.universe, tiles, place, s.positions, s.losses), Some(i as u32))
                 }
             };
-            written.push(self.write_entry(&Self::table_name(Kind::Losses, tiles, index), &format::encode_losses(&header, part))?);
+            let name = Self::table_name(Kind::Losses, tiles, index);
+            written.push(if m.is_blocked() {
+                let (bytes, head_len) = blocked::encode_losses(&header, part);
+                self.write_table_bytes(&name, &bytes, head_len)?
+            } else {
+                self.write_entry(&name, &format::encode_losses(&header, part))?
+            });
         }
         Ok(written)
     }
@@ -318,7 +345,13 @@ impl TableDir {
             } else {
                 (Header::new(Kind::Grundy, &m.universe, tiles, s.positions, s.losses), None)
             };
-            written.push(self.write_entry(&Self::table_name(Kind::Grundy, tiles, shard), &format::encode_grundy(&header, slice))?);
+            let name = Self::table_name(Kind::Grundy, tiles, shard);
+            written.push(if m.is_blocked() {
+                let (bytes, head_len) = blocked::encode_grundy(&header, slice);
+                self.write_table_bytes(&name, &bytes, head_len)?
+            } else {
+                self.write_entry(&name, &format::encode_grundy(&header, slice))?
+            });
         }
         Ok(written)
     }
@@ -327,6 +360,46 @@ impl TableDir {
     fn write_entry(&self, rel: &str, bytes: &[u8]) -> Result<(String, FileEntry), TableError> {
         self.put(&self.root.join(rel), bytes)?;
         Ok((rel.to_string(), FileEntry::of(bytes)))
+    }
+
+    /// Writes table `shard` (of [`Manifest::level_shards`]) of kind `kind` of
+    /// level `tiles`, which `m` already describes: the shard's loss ranks (in
+    /// the level, increasing) or its values, in `m`'s format. Returns its
+    /// manifest entry.
+    ///
+    /// # Errors
+    /// I/O errors; nothing half-written is left.
+    pub fn write_table(
+        &self,
+        m: &Manifest,
+        tiles: u32,
+        shard: usize,
+        content: TableContent<'_>,
+    ) -> Result<(String, FileEntry), TableError> {
+        let kind = match content {
+            TableContent::Losses(_) => Kind::Losses,
+            TableContent::Grundy(_) => Kind::Grundy,
+        };
+        let header = Self::expected_header(m, kind, tiles, shard);
+        let name = Self::shard_name(m, kind, tiles, shard);
+        match (content, m.is_blocked()) {
+            (TableContent::Losses(ranks), true) => {
+                let (bytes, head_len) = blocked::encode_losses(&header, ranks);
+                self.write_table_bytes(&name, &bytes, head_len)
+            }
+            (TableContent::Grundy(values), true) => {
+                let (bytes, head_len) = blocked::encode_grundy(&header, values);
+                self.write_table_bytes(&name, &bytes, head_len)
+            }
+            (TableContent::Losses(ranks), false) => self.write_entry(&name, &format::encode_losses(&header, ranks)),
+            (TableContent::Grundy(values), false) => self.write_entry(&name, &format::encode_grundy(&header, values)),
+        }
+    }
+
+    /// Writes the format-3 table `rel` (its head the first `head_len` bytes) atomically; returns its manifest entry.
+    fn write_table_bytes(&self, rel: &str, bytes: &[u8], head_len: usize) -> Result<(String, FileEntry), TableError> {
+        self.put(&self.root.join(rel), bytes)?;
+        Ok((rel.to_string(), FileEntry::table(bytes, head_len)))
     }
 
     /// Writes `path` under a temporary name and renames it: flushed now, or
@@ -564,6 +637,15 @@ pub fn shards_of(positions: u64, ranks: &[u64], ranges: Option<&[Range<u64>]>) -
             Shard { first: r.start, positions: r.end - r.start, losses }
         })
         .collect()
+}
+
+/// What one table holds, for [`TableDir::write_table`].
+#[derive(Clone, Copy, Debug)]
+pub enum TableContent<'a> {
+    /// The loss ranks of the table (ranks in the level, increasing).
+    Losses(&'a [u64]),
+    /// One Grundy value per position of the table.
+    Grundy(&'a [u8]),
 }
 
 /// The losses of one level, shard by shard: `(first rank, ranks − first)`.

@@ -4,6 +4,7 @@
 //! is also the run's checkpoint: a restarted run continues after
 //! `levels_complete`.
 
+use super::blocked::VERSION_BLOCKED;
 use super::dir::write_atomic;
 use super::format::{TableError, VERSION, VERSION_SHARDED};
 use crate::game::Universe;
@@ -26,12 +27,24 @@ pub struct FileEntry {
     pub bytes: u64,
     /// SHA-256 of the contents, lowercase hex.
     pub sha256: String,
+    /// Format 3 tables: the length of the head (header and index page
+    /// digests), which a reader checks without reading the whole file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_bytes: Option<u64>,
+    /// Format 3 tables: SHA-256 of the head, lowercase hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_sha256: Option<String>,
 }
 
 impl FileEntry {
     /// The entry of a file with these contents.
     pub fn of(contents: &[u8]) -> Self {
-        FileEntry { bytes: contents.len() as u64, sha256: sha256_hex(contents) }
+        FileEntry { bytes: contents.len() as u64, sha256: sha256_hex(contents), head_bytes: None, head_sha256: None }
+    }
+
+    /// The entry of a format-3 table whose head is its first `head_len` bytes.
+    pub fn table(contents: &[u8], head_len: usize) -> Self {
+        FileEntry { head_bytes: Some(head_len as u64), head_sha256: Some(sha256_hex(&contents[..head_len])), ..Self::of(contents) }
     }
 }
 
@@ -118,6 +131,28 @@ impl Manifest {
             }
             Err(e) => return Err(TableError::io(&path, e).into()),
         };
+        Self::parse(&path, &text)
+    }
+
+    /// Reads a manifest file by its own path (a published manifest such as
+    /// `results/frontier-140-manifest.json`), with every check of [`Manifest::read`].
+    ///
+    /// # Errors
+    /// [`ManifestError`] when missing, unreadable or malformed.
+    pub fn read_file(path: &Path) -> Result<Self, ManifestError> {
+        let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ManifestError::Missing(format!("{}: no such manifest file", path.display())),
+            _ => TableError::io(path, e).into(),
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parses and checks a manifest's text (`path` names it in errors).
+    ///
+    /// # Errors
+    /// [`ManifestError::Invalid`] for anything but a canonical, self-consistent manifest.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ManifestError> {
+        let text = text.to_string();
         // Format and version first, so that a newer manifest is reported as such.
         let loose: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| ManifestError::Invalid { path: path.display().to_string(), what: e.to_string() })?;
@@ -132,11 +167,12 @@ impl Manifest {
             }
             _ => return Err(ManifestError::Invalid { path: path.display().to_string(), what: format!("format is not {FORMAT_NAME:?}") }),
         }
-        if !matches!(loose.get("format_version").and_then(|v| v.as_u64()), Some(v) if v == VERSION as u64 || v == VERSION_SHARDED as u64) {
+        if !matches!(loose.get("format_version").and_then(|v| v.as_u64()), Some(v) if [VERSION, VERSION_SHARDED, VERSION_BLOCKED].contains(&(v as u16)) && v < 1 << 16)
+        {
             return Err(ManifestError::Invalid {
                 path: path.display().to_string(),
                 what: format!(
-                    "format version {} is not a version this tool reads ({VERSION} or {VERSION_SHARDED})",
+                    "format version {} is not a version this tool reads ({VERSION}, {VERSION_SHARDED} or {VERSION_BLOCKED})",
                     loose["format_version"]
                 ),
             });
@@ -177,6 +213,9 @@ impl Manifest {
                 what: format!("files lists {name:?}, not a plain relative name (absolute, or with an empty, `.` or `..` component)"),
             });
         }
+        if let Err(what) = m.check_heads() {
+            return Err(ManifestError::Invalid { path: path.display().to_string(), what });
+        }
         Ok(m)
     }
 
@@ -186,11 +225,43 @@ impl Manifest {
         self.universe == other.universe && self.grundy_max_tiles == other.grundy_max_tiles && self.shard_positions == other.shard_positions
     }
 
+    /// Whether the tables are block-addressable (format 3).
+    pub fn is_blocked(&self) -> bool {
+        self.format_version == VERSION_BLOCKED
+    }
+
+    /// Checks that exactly the tables of a format-3 directory carry a head
+    /// (`head_bytes` and `head_sha256`, the head shorter than the file).
+    fn check_heads(&self) -> Result<(), String> {
+        for (name, e) in &self.files {
+            let table = self.is_blocked() && (name.starts_with("losses/") || name.starts_with("grundy/"));
+            let ok = match (&e.head_bytes, &e.head_sha256) {
+                (Some(len), Some(sha)) => table && *len < e.bytes && sha.len() == 64,
+                (None, None) => !table,
+                _ => false,
+            };
+            if !ok {
+                let want = if table { "with" } else { "without" };
+                return Err(format!(
+                    "files lists {name:?} {} head_bytes and head_sha256: format {} lists it {want} them",
+                    if e.head_bytes.is_some() { "with" } else { "without" },
+                    self.format_version
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks the shard fields against the format version and the level statistics.
     fn check_shards(&self) -> Result<(), String> {
-        let sharded = self.format_version == VERSION_SHARDED;
-        if sharded != self.shard_positions.is_some() || (!sharded && !self.shards.is_empty()) {
-            return Err(format!("format version {} with{} shard_positions", self.format_version, if sharded { "out" } else { "" }));
+        let sharded = self.shard_positions.is_some();
+        let allowed = match self.format_version {
+            VERSION => !sharded,
+            VERSION_SHARDED => sharded,
+            _ => true,
+        };
+        if !allowed || (!sharded && !self.shards.is_empty()) {
+            return Err(format!("format version {} with{} shard_positions", self.format_version, if sharded { "" } else { "out" }));
         }
         let Some(limit) = self.shard_positions else { return Ok(()) };
         if limit == 0 || limit > 1 << 32 {
@@ -292,6 +363,27 @@ pub fn canonical_json(value: &impl Serialize) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("serializing plain data");
     text.push('\n');
     text
+}
+
+/// The size and SHA-256 (lowercase hex) of a file, read in pieces.
+///
+/// # Errors
+/// I/O errors.
+pub fn file_sha256(path: &Path) -> std::io::Result<(u64, String)> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        len += n as u64;
+    }
+    Ok((len, hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()))
 }
 
 /// SHA-256 of bytes as lowercase hex.

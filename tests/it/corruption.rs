@@ -133,3 +133,52 @@ fn well_sealed_garbage_payloads_error_out() {
         }
     }
 }
+
+/// Format 3: a flipped byte in a table's head, an index page or a block is
+/// refused by the query that reads it, naming the file, and by nothing
+/// else: a query of another block of an intact index page still answers.
+#[test]
+fn format_3_damage_is_refused_by_the_query_that_touches_it() {
+    use chomp_tables::store::blocked::Head;
+    use chomp_tables::Manifest;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    run(&Plan::new(Universe::tiles(52), 42), &Options::new(&dir), |_| {}).unwrap();
+    let m = Manifest::read(&dir).unwrap();
+    for (rel, n) in [("losses/L0052.cht", 52u32), ("grundy/G0042.cht", 42)] {
+        let path = dir.join(rel);
+        let original = std::fs::read(&path).unwrap();
+        let head = Head::decode(&path, &original).unwrap();
+        assert_eq!(head.len() as u64, m.files[rel].head_bytes.unwrap());
+        assert!(head.blocks >= 4, "{rel}: {} blocks", head.blocks);
+        let (page_at, page_len) = head.page_span(0);
+        let entries = head.decode_page(&path, 0, &original[page_at as usize..page_at as usize + page_len]).unwrap();
+        let bs = head.block_size() as u64;
+        // (what, byte offset, whether a query of block 0 must fail too)
+        let damage = [
+            ("header", 30usize, true),
+            ("page digest", 88, true),
+            ("entry of block 2", page_at as usize + 2 * 32 + 20, true),
+            ("block 2", entries[2].offset as usize + entries[2].len as usize / 2, false),
+            ("last byte of block 2", entries[2].offset as usize + entries[2].len as usize - 1, false),
+        ];
+        for (what, at, block0_too) in damage {
+            let mut bad = original.clone();
+            bad[at] ^= 0x20;
+            std::fs::write(&path, &bad).unwrap();
+            let t = Tables::open(&dir).unwrap();
+            let ask = |rank: u64| {
+                let p = t.ranking().unrank(n, rank).unwrap();
+                if rel.starts_with("losses") {
+                    t.outcome(&p).map(|_| ())
+                } else {
+                    t.grundy(&p).map(|_| ())
+                }
+            };
+            let err = ask(2 * bs + 1).expect_err(what).to_string();
+            assert!(err.contains(rel), "{rel}, {what}: {err}");
+            assert_eq!(ask(0).is_err(), block0_too, "{rel}, {what}: a query of block 0");
+            std::fs::write(&path, &original).unwrap();
+        }
+    }
+}

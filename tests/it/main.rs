@@ -8,6 +8,7 @@ mod boxes;
 mod brute;
 mod cli;
 mod corruption;
+mod damage;
 mod export;
 mod first_hour;
 mod grundy_forms;

@@ -417,7 +417,7 @@ fn bad_input_is_one_error_line() {
 #[test]
 fn wrong_tables_with_good_checksums_fail_verification() {
     use chomp_tables::nd::table::{encode_losses, NdManifest, LOSSES_FILE, MANIFEST};
-    use chomp_tables::store::{sha256_hex, FileEntry};
+    use chomp_tables::store::FileEntry;
     let dir = tempfile::tempdir().unwrap();
     let s = solve(&[3, 3, 3]).unwrap();
     let mut m = chomp_tables::nd::table::write_tables(dir.path(), &s).unwrap();
@@ -428,7 +428,7 @@ fn wrong_tables_with_good_checksums_fail_verification() {
     std::fs::write(dir.path().join(LOSSES_FILE), &table).unwrap();
     m.losses -= 1;
     m.levels[2].losses -= 1;
-    m.files.insert(LOSSES_FILE.into(), FileEntry { bytes: table.len() as u64, sha256: sha256_hex(&table) });
+    m.files.insert(LOSSES_FILE.into(), FileEntry::of(&table));
     m.checksum = m.canonical_checksum();
     std::fs::write(dir.path().join(MANIFEST), m.canonical()).unwrap();
     assert_eq!(NdManifest::read(dir.path()).unwrap(), m);

@@ -247,7 +247,7 @@ fn agrees_with_chomp_query_on_sharded_tables() {
     if !python_available() {
         return;
     }
-    // Table format 2 (FORMAT.md section 14): small shards, so that most levels hold several.
+    // Levels in shards (FORMAT.md sections 14 and 17): small shards, so that most levels hold several.
     let tmp = scratch();
     for (name, args, limit) in [
         ("t26", vec!["--max-tiles", "26", "--grundy-max-tiles", "22"], "150"),
@@ -258,7 +258,8 @@ fn agrees_with_chomp_query_on_sharded_tables() {
         args.extend(["--shard-positions", limit, "--quiet"]);
         chomp_solve(&dir, &args);
         let manifest: Value = serde_json::from_str(&fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-        assert_eq!(manifest["format_version"], 2);
+        assert_eq!(manifest["format_version"], 3);
+        assert!(manifest["shard_positions"].is_u64());
         let mut samples: BTreeSet<Vec<u32>> = (1..=8).flat_map(|n| partitions(n, 6, 9)).collect();
         let mut rng = SplitMix(0x5a4d);
         let top = if name == "box" { 54 } else { 26 };
@@ -376,7 +377,8 @@ fn refuses_damaged_tables() {
     }
     let tmp = scratch();
     let dir = tmp.path().join("t12");
-    chomp_solve(&dir, &["--max-tiles", "12", "--grundy-max-tiles", "12", "--quiet"]);
+    // Table format 1 (header offsets below); format 3: `refuses_damaged_blocked_tables`.
+    chomp_solve(&dir, &["--max-tiles", "12", "--grundy-max-tiles", "12", "--table-format", "1", "--quiet"]);
     let ok = python_query(&dir, "3 2 1");
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
 
@@ -393,9 +395,9 @@ fn refuses_damaged_tables() {
         }
         cases.push((format!("{rel} truncated"), Damage::Truncate(rel), "truncated"));
     }
-    cases.push(("table version 3 with a valid header checksum".into(), Damage::TableVersion("losses/L0006.cht"), "version"));
+    cases.push(("table version 4 with a valid header checksum".into(), Damage::TableVersion("losses/L0006.cht"), "version"));
     cases.push(("a table that is intact but not the one the manifest lists".into(), Damage::ManifestSha("losses/L0006.cht"), "SHA-256"));
-    cases.push(("manifest format_version 3".into(), Damage::ManifestVersion, "version"));
+    cases.push(("manifest format_version 4".into(), Damage::ManifestVersion, "version"));
     cases.push(("manifest value edited, checksum kept".into(), Damage::ManifestEdited, "checksum"));
     cases.push(("manifest re-spaced".into(), Damage::ManifestRespaced, "canonical"));
     let cases: Vec<(usize, (String, Damage, &str))> = cases.into_iter().enumerate().collect();
@@ -499,12 +501,12 @@ impl Damage {
                 b.pop();
             }),
             Damage::TableVersion(rel) => edit(rel, &|b| {
-                b[8..10].copy_from_slice(&3u16.to_le_bytes());
+                b[8..10].copy_from_slice(&4u16.to_le_bytes());
                 let crc = crc32fast::hash(&b[..60]);
                 b[60..64].copy_from_slice(&crc.to_le_bytes());
             }),
             Damage::ManifestSha(rel) => edit_manifest(&|m| m["files"][rel]["sha256"] = Value::String("0".repeat(64)), true),
-            Damage::ManifestVersion => edit_manifest(&|m| m["format_version"] = Value::from(3), false),
+            Damage::ManifestVersion => edit_manifest(&|m| m["format_version"] = Value::from(4), false),
             Damage::ManifestEdited => edit_manifest(&|m| m["levels"][5]["losses"] = Value::from(1), false),
             Damage::ManifestRespaced => edit("manifest.json", &|b| {
                 let at = b.iter().position(|&c| c == b':').unwrap() + 1;
@@ -683,4 +685,85 @@ fn decodes_every_roaring_container_kind() {
     let v = dump(&path);
     let got: Vec<u8> = v["values"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u8).collect();
     assert_eq!(got, values);
+}
+
+#[test]
+fn refuses_a_table_damaged_consistently() {
+    if !python_available() {
+        return;
+    }
+    let tmp = scratch();
+    for n in [34, 27] {
+        let dir = tmp.path().join(format!("t{n}"));
+        let (lost, gained) = crate::damage::damaged_run(&dir, n);
+        for pos in [&lost, &gained] {
+            let out = python_query(&dir, pos);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && out.stdout.is_empty(), "level {n}, {pos}: answered");
+            assert!(err.contains("damaged tables") && err.contains(&format!("L{n:04}.cht")), "level {n}, {pos}: {err}");
+        }
+    }
+}
+
+/// Format 3 (FORMAT.md section 17): a flipped byte in the head, the index
+/// page or the block of a table "3 2 1" reads, or a truncated table, is
+/// refused by both readers, naming the file.
+#[test]
+fn refuses_damaged_blocked_tables() {
+    let python = python_available();
+    let tmp = scratch();
+    let dir = tmp.path().join("t12");
+    chomp_solve(&dir, &["--max-tiles", "12", "--grundy-max-tiles", "12", "--quiet"]);
+    let manifest: Value = serde_json::from_str(&fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["format_version"], 3);
+    let mut cases: Vec<(String, Damage, &str)> = Vec::new();
+    for rel in ["losses/L0006.cht", "grundy/G0006.cht", "losses/L0004.cht"] {
+        let len = fs::metadata(dir.join(rel)).unwrap().len() as usize;
+        let head = manifest["files"][rel]["head_bytes"].as_u64().unwrap() as usize;
+        // Header fields, the page digest, the block entry (offset, length, count,
+        // digest), the block's first, middle and last bytes.
+        let offsets = [
+            0,
+            8,
+            10,
+            12,
+            16,
+            28,
+            32,
+            40,
+            48,
+            56,
+            60,
+            64,
+            68,
+            72,
+            80,
+            84,
+            88,
+            head,
+            head + 8,
+            head + 12,
+            head + 16,
+            head + 32,
+            (head + 32 + len) / 2,
+            len - 1,
+        ];
+        for offset in offsets {
+            cases.push((format!("{rel} with byte {offset} flipped"), Damage::Flip(rel, offset), rel));
+        }
+        cases.push((format!("{rel} truncated"), Damage::Truncate(rel), rel));
+    }
+    let cases: Vec<(usize, (String, Damage, &str))> = cases.into_iter().enumerate().collect();
+    par_map(&cases, |(i, (what, damage, needle))| {
+        let copy = tmp.path().join(format!("case{i}"));
+        copy_dir(&dir, &copy);
+        damage.apply(&copy);
+        if python {
+            expect_refusal(&copy, "3 2 1", needle, what);
+        }
+        let o = chomp(&["query", "3 2 1", "--tables", copy.to_str().unwrap(), "--json"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && o.stdout.is_empty(), "{what}: chomp query answered");
+        assert!(stderr.trim().lines().count() == 1 && stderr.contains(needle), "{what}: {stderr:?}");
+    });
 }

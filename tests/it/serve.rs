@@ -207,7 +207,9 @@ fn garbage_and_huge_requests_do_not_crash_it() {
     assert!(status == 0 || status >= 400, "{status}");
     server.raw(b"POST /v1/query?position=3 HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\nabc");
     server.raw(b"GET /v1/query?position=%ff%fe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-    assert_eq!(server.get("/health"), (200, "{\"status\":\"ok\"}".to_string()));
+    let (status, body) = server.get("/health");
+    assert_eq!(status, 200);
+    assert!(body.starts_with("{\"status\":\"ok\",\"cache_bytes\":"), "{body}");
 }
 
 #[test]
@@ -246,4 +248,19 @@ fn sigterm_stops_it_gracefully() {
         assert!(t0.elapsed() < Duration::from_secs(10), "still running after SIGTERM");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+#[test]
+fn a_table_damaged_consistently_is_refused_not_answered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    let (lost, gained) = crate::damage::damaged_run(&dir, 34);
+    let server = Server::start(&["--tables", dir.to_str().unwrap()]);
+    for pos in [&lost, &gained] {
+        let (status, body) = server.get(&format!("/v1/query?position={}", pos.replace(' ', ",")));
+        assert_eq!(status, 500, "{pos}: {body}");
+        assert!(body.contains("damaged tables") && body.contains("L0034.cht"), "{pos}: {body}");
+    }
+    let (status, body) = server.get("/health");
+    assert!(status == 200 && body.contains("\"cache_limit\":268435456"), "{body}");
 }

@@ -1,6 +1,7 @@
-//! Table format 2: levels split into shards. A sharded run holds exactly the
-//! losses and values of a one-table-per-level run, answers every query the
-//! same, verifies, resumes to the same bytes and names a damaged shard.
+//! Levels split into shards (table formats 2 and 3). A sharded run holds
+//! exactly the losses and values of a one-table-per-level run, answers every
+//! query the same, verifies, resumes to the same bytes and names a damaged
+//! shard.
 
 use chomp_tables::read::verify::verify;
 use chomp_tables::solve::{run, Options, Plan};
@@ -11,20 +12,25 @@ use crate::common::contents;
 use std::path::Path;
 
 fn solve(out: &Path, universe: Universe, grundy: u32, shard_positions: Option<u64>) -> Manifest {
-    let plan = Plan { universe, grundy_max_tiles: grundy, shard_positions };
+    solve_format(out, universe, grundy, shard_positions, 3)
+}
+
+fn solve_format(out: &Path, universe: Universe, grundy: u32, shard_positions: Option<u64>, table_format: u16) -> Manifest {
+    let plan = Plan { universe, grundy_max_tiles: grundy, shard_positions, table_format };
     run(&plan, &Options::new(out), |_| {}).expect("engine run")
 }
 
 #[test]
 fn sharded_tables_hold_what_one_table_per_level_holds() {
     let tmp = tempfile::tempdir().unwrap();
-    for (universe, grundy, limit) in [(Universe::tiles(34), 26, 300), (Universe::boxed(6, 9), 54, 97)] {
+    let cases = [(Universe::tiles(34), 26, 300, (1, 2)), (Universe::boxed(6, 9), 54, 97, (1, 2)), (Universe::tiles(34), 26, 300, (3, 3))];
+    for (universe, grundy, limit, (f1, f2)) in cases {
         let (one, many) = (tmp.path().join("one"), tmp.path().join("many"));
         let _ = std::fs::remove_dir_all(&one);
         let _ = std::fs::remove_dir_all(&many);
-        let m1 = solve(&one, universe, grundy, None);
-        let m2 = solve(&many, universe, grundy, Some(limit));
-        assert_eq!((m1.format_version, m2.format_version), (1, 2));
+        let m1 = solve_format(&one, universe, grundy, None, f1);
+        let m2 = solve_format(&many, universe, grundy, Some(limit), f2);
+        assert_eq!((m1.format_version, m2.format_version), (f1, f2));
         assert_eq!(m2.shard_positions, Some(limit));
         assert_eq!(m1.levels, m2.levels, "same statistics");
         for f in ["summary.csv", "summary.json"] {
@@ -77,16 +83,22 @@ fn a_sharded_run_resumes_to_the_same_bytes() {
     solve(&killed, universe, 24, Some(200));
     assert!(contents(&clean) == contents(&killed), "same bytes as a clean run");
     // Another shard size is another job: refused, not mixed.
-    let plan = Plan { universe, grundy_max_tiles: 24, shard_positions: Some(100) };
+    let plan = Plan { universe, grundy_max_tiles: 24, shard_positions: Some(100), table_format: 3 };
     let err = run(&plan, &Options::new(&killed), |_| {}).unwrap_err().to_string();
     assert!(err.contains("another job") || err.contains("--force"), "{err}");
 }
 
 #[test]
 fn a_damaged_shard_is_named() {
+    for table_format in [2, 3] {
+        a_damaged_shard_is_named_in(table_format);
+    }
+}
+
+fn a_damaged_shard_is_named_in(table_format: u16) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("t");
-    let m = solve(&out, Universe::tiles(30), 20, Some(250));
+    let m = solve_format(&out, Universe::tiles(30), 20, Some(250), table_format);
     let n = 30;
     let shards = m.level_shards(n);
     assert!(shards.len() >= 3);
@@ -97,10 +109,11 @@ fn a_damaged_shard_is_named() {
     bytes[last] ^= 1;
     std::fs::write(&path, bytes).unwrap();
     let t = Tables::open(&out).unwrap();
-    // A position of shard 0 still answers; one of shard 1 names the file.
+    // A position of shard 0 still answers; the last one of shard 1 (its
+    // last block holds the damaged byte) names the file.
     let p0 = t.ranking().unrank(n, shards[0].first).unwrap();
     assert!(t.outcome(&p0).is_ok());
-    let p1 = t.ranking().unrank(n, shards[1].first).unwrap();
+    let p1 = t.ranking().unrank(n, shards[1].first + shards[1].positions - 1).unwrap();
     let err = t.outcome(&p1).unwrap_err().to_string();
     assert!(err.contains(&victim), "{err}");
     let report = verify(&out, 100, 1).unwrap();

@@ -16,6 +16,7 @@ import sys
 from .errors import ChompTablesError, QuestionError, TableError
 from .position import format_rows
 from .roaring import SerializedRoaring
+from .blockfile import read_whole
 from .tablefile import GrundyTable, loss_payload_bound, parse_table, zstd_one_frame
 from .tables import Tables
 
@@ -45,6 +46,11 @@ def dump(path):
             data = f.read()
     except OSError as e:
         raise TableError("%s: %s" % (path, e.strerror or e)) from None
+    if data[8:10] == b"\x03\x00":
+        header, contents = read_whole(path, data)
+        out = {k: v for k, v in header.items() if k not in ("digests_crc32", "data_start")}
+        out["loss_ranks" if header["kind"] == "losses" else "values"] = list(contents)
+        return out
     header, payload = parse_table(path, data)
     out = dict(header)
     if header["kind"] == "losses":

@@ -9,6 +9,9 @@ FORMAT_NAME = "chomp-tables"
 VERSION = 1
 #: Format 2 (FORMAT.md section 14): levels split into shards.
 VERSION_SHARDED = 2
+#: Format 3 (FORMAT.md section 17): block-addressable tables, levels in shards or not.
+VERSION_BLOCKED = 3
+VERSIONS = (VERSION, VERSION_SHARDED, VERSION_BLOCKED)
 MANIFEST_FIELDS = (
     "format",
     "format_version",
@@ -40,6 +43,13 @@ UNIVERSE_FIELDS = ("rows", "cols", "tiles")
 LEVEL_FIELDS = ("tiles", "positions", "losses")
 LEVEL_FIELDS_GRUNDY = LEVEL_FIELDS + ("grundy_histogram",)
 FILE_FIELDS = ("bytes", "sha256")
+#: A format 3 table's entry also records its head (FORMAT.md section 17).
+FILE_FIELDS_HEAD = ("bytes", "sha256", "head_bytes", "head_sha256")
+
+
+def is_sharded(m):
+    """Whether the levels of a manifest's directory are split into shards."""
+    return m["format_version"] == VERSION_SHARDED or (m["format_version"] == VERSION_BLOCKED and "shard_positions" in m)
 
 
 def check_int(v, what, path, nullable=False):
@@ -85,9 +95,10 @@ def check_manifest(m, path, raw):
     if m.get("format") != FORMAT_NAME:
         raise corrupt(path, "invalid manifest: format is %r, not %r" % (m.get("format"), FORMAT_NAME))
     version = m.get("format_version")
-    if version not in (VERSION, VERSION_SHARDED) or isinstance(version, bool):
-        raise corrupt(path, "format version %r, this reader knows versions %d and %d" % (version, VERSION, VERSION_SHARDED))
-    fields = MANIFEST_FIELDS if version == VERSION else MANIFEST_FIELDS_SHARDED
+    if version not in VERSIONS or isinstance(version, bool):
+        raise corrupt(path, "format version %r, this reader knows versions 1, 2 and 3" % (version,))
+    sharded = version == VERSION_SHARDED or (version == VERSION_BLOCKED and "shard_positions" in m)
+    fields = MANIFEST_FIELDS_SHARDED if sharded else MANIFEST_FIELDS
     if set(m) != set(fields):
         missing = [k for k in fields if k not in m]
         extra = sorted(k for k in m if k not in fields)
@@ -128,7 +139,7 @@ def check_manifest(m, path, raw):
             raise corrupt(path, "invalid manifest: levels[%d] has fields %s, not %s[, %s]" % (i, list(level), list(LEVEL_FIELDS), LEVEL_FIELDS_GRUNDY[-1]))
         check_int(level.get("positions"), "levels[%d].positions" % i, path)
         check_int(level.get("losses"), "levels[%d].losses" % i, path)
-    if version == VERSION_SHARDED:
+    if sharded:
         check_shards(m, path)
     files = m["files"]
     if not isinstance(files, dict):
@@ -141,9 +152,15 @@ def check_manifest(m, path, raw):
             raise corrupt(path, "invalid manifest: files lists %r, not a plain relative name (absolute, or with an empty, '.' or '..' component)" % rel)
         if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
             raise corrupt(path, "invalid manifest: files[%r] lacks sha256" % rel)
-        if tuple(entry) != FILE_FIELDS:
-            raise corrupt(path, "invalid manifest: files[%r] has fields %s, not %s" % (rel, list(entry), list(FILE_FIELDS)))
+        table = version == VERSION_BLOCKED and (rel.startswith("losses/") or rel.startswith("grundy/"))
+        want = FILE_FIELDS_HEAD if table else FILE_FIELDS
+        if tuple(entry) != want:
+            raise corrupt(path, "invalid manifest: files[%r] has fields %s, not %s" % (rel, list(entry), list(want)))
         check_int(entry.get("bytes"), "files[%r].bytes" % rel, path)
+        if table:
+            check_int(entry.get("head_bytes"), "files[%r].head_bytes" % rel, path)
+            if not isinstance(entry["head_sha256"], str) or entry["head_bytes"] >= entry["bytes"]:
+                raise corrupt(path, "invalid manifest: files[%r] has a head longer than the file or no head SHA-256" % rel)
 
 
 def check_shards(m, path):

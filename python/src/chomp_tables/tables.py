@@ -2,11 +2,13 @@
 read lazily from the tables (FORMAT.md section 9)."""
 
 import bisect
+import collections
 import hashlib
 import os
 
 from .errors import NotInTables, TableError, corrupt
-from .manifest import parse_manifest, universe_bounds, universe_top
+from . import blockfile
+from .manifest import VERSION_BLOCKED, is_sharded, parse_manifest, universe_bounds, universe_top
 from .position import conjugate, format_rows, parse_position
 from .ranking import Ranking
 from .roaring import SerializedRoaring
@@ -14,6 +16,66 @@ from .tablefile import KIND_GRUNDY, KIND_LOSSES, GrundyTable, loss_payload_bound
 
 # Version 1 allows at most 1024 levels.
 MAX_TOP = 1024
+#: The default bound of the cache of decoded pages and blocks (format 3).
+DEFAULT_CACHE_BYTES = 64 << 20
+
+
+class _ByteLru:
+    """Least recently used entries, bounded by the bytes they hold."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.bytes = 0
+        self._d = collections.OrderedDict()
+
+    def get(self, key):
+        v = self._d.get(key)
+        if v is not None:
+            self._d.move_to_end(key)
+            return v[0]
+        return None
+
+    def put(self, key, value, size):
+        if size > self.limit:
+            return
+        old = self._d.pop(key, None)
+        if old is not None:
+            self.bytes -= old[1]
+        self._d[key] = (value, size)
+        self.bytes += size
+        while self.bytes > self.limit and self._d:
+            _, (_, s) = self._d.popitem(last=False)
+            self.bytes -= s
+
+
+class _BlockFile:
+    """An open format 3 table whose head is checked against the manifest."""
+
+    def __init__(self, path, entry):
+        self.path = path
+        try:
+            self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        except OSError as e:
+            raise TableError("%s: %s" % (path, e.strerror or e)) from None
+        size = os.fstat(self.fd).st_size
+        if size != entry["bytes"]:
+            raise corrupt(path, "truncated or padded: %d bytes, manifest.json says %d" % (size, entry["bytes"]))
+        data = self.read(0, entry["head_bytes"])
+        if hashlib.sha256(data).hexdigest() != entry["head_sha256"]:
+            raise corrupt(path, "head SHA-256 differs from manifest.json")
+        self.head = blockfile.Head(path, data)
+        if self.head.length != entry["head_bytes"] or self.head.header["file_len"] != entry["bytes"]:
+            raise corrupt(path, "head length or file length differs from manifest.json")
+
+    def read(self, offset, length):
+        if hasattr(os, "pread"):
+            data = os.pread(self.fd, length, offset)
+        else:
+            os.lseek(self.fd, offset, os.SEEK_SET)
+            data = os.read(self.fd, length)
+        if len(data) != length:
+            raise corrupt(self.path, "truncated: %d bytes at offset %d, expected %d" % (len(data), offset, length))
+        return data
 
 
 def _plural(n, what):
@@ -49,7 +111,7 @@ class Tables:
     them. A query at level n reads level n and the levels its children fall
     on, nothing else."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, cache_bytes=DEFAULT_CACHE_BYTES):
         self.dir = os.fspath(directory)
         path = os.path.join(self.dir, "manifest.json")
         self.manifest_path = path
@@ -84,13 +146,22 @@ class Tables:
             if level["positions"] != self.ranking.size(i + 1):
                 raise corrupt(path, "invalid manifest: level %d has %d positions, the ranking counts %d" % (i + 1, level["positions"], self.ranking.size(i + 1)))
         # Each level's shards as (first, positions, losses); one per level in format 1.
-        if m["format_version"] == 1:
+        self.sharded = is_sharded(m)
+        self.blocked = m["format_version"] == VERSION_BLOCKED
+        if not self.sharded:
             self._shards = [[(0, lv["positions"], lv["losses"])] for lv in m["levels"]]
         else:
             self._shards = [[(s["first"], s["positions"], s["losses"]) for s in ss] for ss in m["shards"]]
         self._firsts = [[s[0] for s in ss] for ss in self._shards]
         self._losses = {}
         self._grundy = {}
+        # Format 3: open files (heads checked) and decoded pages and blocks.
+        self._files = {}
+        self._cache = _ByteLru(cache_bytes)
+
+    def cache_usage(self):
+        """(bytes held, bound) of the cache of decoded pages and blocks."""
+        return self._cache.bytes, self._cache.limit
 
     def __repr__(self):
         return "chomp_tables.open(%r)" % self.dir
@@ -110,11 +181,74 @@ class Tables:
             raise TableError("%s: %s" % (path, e.strerror or e)) from None
         return path, data, entry
 
+    def _table_name(self, kind, n, shard):
+        letter, sub = ("L", "losses") if kind == KIND_LOSSES else ("G", "grundy")
+        return "%s/%s%04d-%04d.cht" % (sub, letter, n, shard) if self.sharded else "%s/%s%04d.cht" % (sub, letter, n)
+
+    def _expected(self, n, shard, version):
+        first, positions, losses = self._shards[n - 1][shard]
+        want = {
+            "version": version,
+            "tiles": n,
+            "max_rows": self.rows_bound or 0,
+            "max_cols": self.cols_bound or 0,
+            "max_tiles": self.tiles_bound or 0,
+            "positions": positions,
+            "losses": losses,
+        }
+        if version != 1:
+            want.update({"shard": shard, "first": first, "shards": len(self._shards[n - 1])})
+        return want
+
+    def _block_file(self, kind, n, shard):
+        """Format 3: table `shard` of level `n`, opened, its head checked (FORMAT.md section 10)."""
+        key = (kind, n, shard)
+        f = self._files.get(key)
+        if f is None:
+            rel = self._table_name(kind, n, shard)
+            path = os.path.join(self.dir, *rel.split("/"))
+            entry = self.manifest["files"].get(rel)
+            if entry is None:
+                raise TableError("%s: not listed in manifest.json" % path)
+            f = _BlockFile(path, entry)
+            h = f.head.header
+            if h["kind"] != ("losses" if kind == KIND_LOSSES else "grundy"):
+                raise corrupt(path, "expected a %s table, found a %s table" % ("loss" if kind == KIND_LOSSES else "Grundy", h["kind"]))
+            for k, v in self._expected(n, shard, VERSION_BLOCKED).items():
+                if h.get(k) != v:
+                    raise corrupt(path, "header field %s is %s, the manifest implies %d" % (k, h.get(k), v))
+            self._files[key] = f
+        return f
+
+    def _block(self, kind, n, shard, rank):
+        """Format 3: the decoded block holding rank `rank` of a shard, and the rank in it."""
+        f = self._block_file(kind, n, shard)
+        head = f.head
+        bs = head.header["block_size"]
+        b, within = divmod(rank, bs)
+        p, i = divmod(b, head.header["page_entries"])
+        page = self._cache.get((kind, n, shard, "page", p))
+        if page is None:
+            off, length = head.page_span(p)
+            page = head.parse_page(p, f.read(off, length))
+            self._cache.put((kind, n, shard, "page", p), page, 64 + 48 * len(page))
+        key = (kind, n, shard, "block", b)
+        block = self._cache.get(key)
+        if block is None:
+            entry = page[i]
+            data = f.read(entry[0], entry[1])
+            if kind == KIND_LOSSES:
+                block = head.loss_block(b, entry, data)
+                self._cache.put(key, block, 64 + 8 * len(block))
+            else:
+                block = head.grundy_block(b, entry, data)
+                self._cache.put(key, block, 64 + len(block))
+        return block, within
+
     def _open_table(self, kind, n, shard):
         """Reads and checks table `shard` of level `n` (FORMAT.md sections 10 and 14)."""
-        letter, sub = ("L", "losses") if kind == KIND_LOSSES else ("G", "grundy")
-        sharded = self.manifest["format_version"] == 2
-        rel = "%s/%s%04d-%04d.cht" % (sub, letter, n, shard) if sharded else "%s/%s%04d.cht" % (sub, letter, n)
+        sharded = self.sharded
+        rel = self._table_name(kind, n, shard)
         path, data, entry = self._read_listed(rel)
         # The structure first (more precise messages), then the manifest's size and SHA-256.
         header, payload = parse_table(path, data, kind)
@@ -123,17 +257,7 @@ class Tables:
         if hashlib.sha256(data).hexdigest() != entry["sha256"].lower():
             raise corrupt(path, "SHA-256 differs from manifest.json")
         first, positions, losses = self._shards[n - 1][shard]
-        want = {
-            "version": 2 if sharded else 1,
-            "tiles": n,
-            "max_rows": self.rows_bound or 0,
-            "max_cols": self.cols_bound or 0,
-            "max_tiles": self.tiles_bound or 0,
-            "positions": positions,
-            "losses": losses,
-        }
-        if sharded:
-            want.update({"shard": shard, "first": first, "shards": len(self._shards[n - 1])})
+        want = self._expected(n, shard, 2 if sharded else 1)
         if not sharded and positions != self.ranking.size(n):
             raise corrupt(path, "level %d has %d positions, the ranking counts %d" % (n, positions, self.ranking.size(n)))
         for k, v in want.items():
@@ -164,6 +288,10 @@ class Tables:
         """Whether the position of rank `rank` in level `n` is a loss: the
         shard holding `rank` is asked (the whole level in format 1)."""
         shard, r = self._shard_of(n, rank)
+        if self.blocked:
+            block, within = self._block(KIND_LOSSES, n, shard, r)
+            i = bisect.bisect_left(block, within)
+            return i < len(block) and block[i] == within
         return self._loss_table(n, shard).contains(r)
 
     def grundy_table(self, n, shard=0):
@@ -202,10 +330,16 @@ class Tables:
         if n > min(self.grundy_max_tiles, self.levels_complete):
             return None
         shard, r = self._shard_of(n, rank)
-        table = self.grundy_table(n, shard)
-        g = table.value(r)
+        if self.blocked:
+            block, within = self._block(KIND_GRUNDY, n, shard, r)
+            g = block[within]
+            path = self._block_file(KIND_GRUNDY, n, shard).path
+        else:
+            table = self.grundy_table(n, shard)
+            g = table.value(r)
+            path = table.path
         if (g == 0) != loss:
-            raise corrupt(table.path, "Grundy value %d of %s contradicts the loss table" % (g, format_rows(rows)))
+            raise corrupt(path, "Grundy value %d of %s contradicts the loss table" % (g, format_rows(rows)))
         return g
 
     def _value(self, rows):
@@ -244,6 +378,38 @@ class Tables:
         out.sort(key=lambda m: (m["outcome"] != "loss", -sum(m["position"]), m["move"]))
         return out
 
+    def _name_of(self, kind, rows):
+        n, rank = self._locate(rows)
+        return self._table_name(kind, n, self._shard_of(n, rank)[0])
+
+    def _check_rules(self, rows, n, loss, g, moves):
+        """What the tables say of a position against what they say of its
+        children (FORMAT.md section 10): a loss has no losing child, a win has
+        one, a Grundy value is the mex of its children's. A contradiction is
+        damage, whatever the checksums say: raise instead of answering."""
+
+        def fail(what):
+            return TableError("%s: damaged tables: %s" % (self.dir, what))
+
+        where = self._name_of(KIND_LOSSES, rows)
+        losing = [m for m in moves if m["outcome"] == "loss"]
+        if loss and losing:
+            m = losing[0]
+            raise fail("position %s is a loss in %s, but its move (%d,%d) leads to %s, a loss in %s" % (format_rows(rows), where, m["move"][0], m["move"][1], format_rows(m["position"]), self._name_of(KIND_LOSSES, m["position"])))
+        if not loss and not losing:
+            raise fail("position %s is a win in %s, but none of its moves leads to a loss" % (format_rows(rows), where))
+        if g is not None:
+            values = set()
+            for m in moves:
+                if m["grundy"] is None:
+                    raise fail("position %s has a Grundy value, a child of it none" % format_rows(rows))
+                values.add(m["grundy"])
+            mex = 0
+            while mex in values:
+                mex += 1
+            if mex != g:
+                raise fail("position %s has Grundy value %d in %s, the mex of its children's values is %d" % (format_rows(rows), g, self._name_of(KIND_GRUNDY, rows), mex))
+
     def winning_moves(self, pos):
         """The winning moves (to a loss) as [row, col] cells, row-major."""
         return sorted(m["move"] for m in self.moves(pos) if m["outcome"] == "loss")
@@ -260,8 +426,7 @@ class Tables:
         n, loss, g = self._value(rows)
         moves = self._moves(rows)
         winning = sorted(m["move"] for m in moves if m["outcome"] == "loss")
-        if loss != (not winning):
-            raise TableError("%s: tables disagree: %s is a %s but has %d winning moves" % (self.dir, format_rows(rows), "loss" if loss else "win", len(winning)))
+        self._check_rules(rows, n, loss, g, moves)
         return {
             "position": rows,
             "tiles": n,

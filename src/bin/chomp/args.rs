@@ -40,10 +40,14 @@ pub enum Command {
         /// Grundy values for every level of the universe.
         #[arg(long, conflicts_with = "grundy_max_tiles")]
         grundy: bool,
-        /// Write table format 2: each level split into shards of at most N positions
-        /// (by default format 2 with shards of up to 2^32 is used only when a level is larger).
+        /// Split each level into shards of at most N positions (by default a level
+        /// is split, into shards of up to 2^32, only when it is larger).
         #[arg(long, value_name = "N")]
         shard_positions: Option<u64>,
+        /// The table format to write: 3 (block-addressable, the default), or 2 or 1
+        /// for readers that know no other (FORMAT.md).
+        #[arg(long, value_name = "V", default_value_t = 3)]
+        table_format: u16,
         /// Output table directory.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
@@ -70,6 +74,41 @@ pub enum Command {
         /// Print JSON: position, tiles, outcome, grundy, grundy_normal, winning_moves, moves.
         #[arg(long)]
         json: bool,
+    },
+    /// Rewrite a table directory (format 1, 2 or 3) in format 3, block-addressable tables:
+    /// every source file is checked on the way, the output equals what a format-3 run of
+    /// the same job writes, and a stopped conversion resumes when run again.
+    Convert {
+        /// The table directory to read.
+        #[arg(long, value_name = "DIR")]
+        tables: PathBuf,
+        /// The new table directory (new, empty, or a stopped conversion of the same tables).
+        #[arg(long, value_name = "DIR2")]
+        out: PathBuf,
+        /// Print nothing but errors.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Download a published table directory from a mirror: every file its manifest lists,
+    /// several at once, each checked against the manifest's SHA-256 before it gets its
+    /// name (partial files resume with HTTP Range requests: stop it at any time and run it
+    /// again); the manifest is written last.
+    Fetch {
+        /// The published manifest, e.g. results/frontier-140-manifest.json.
+        #[arg(long, value_name = "FILE")]
+        manifest: PathBuf,
+        /// The mirror: the address of the table directory (http://, https:// or file://).
+        #[arg(long, value_name = "URL")]
+        from: String,
+        /// Where to put the directory (new, empty, or an interrupted fetch of the same manifest).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Files downloaded at once.
+        #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+        jobs: u32,
+        /// Print nothing but errors and the final line.
+        #[arg(long)]
+        quiet: bool,
     },
     /// Value an iChomp position (four quadrants, normal play) and find a winning move.
     #[command(override_usage = "chomp ichomp <Q1> <Q2> <Q3> <Q4> --tables <DIR> [--json]")]
@@ -147,7 +186,8 @@ pub enum Command {
         /// The table directory to check.
         #[arg(long, value_name = "DIR")]
         tables: PathBuf,
-        /// Random positions to check against their children.
+        /// Random positions to check against their children, spread evenly over the
+        /// sampled levels (at least one per level; half of each level's share are losses).
         #[arg(long, default_value_t = 2000)]
         samples: u64,
         /// Seed of the sampler (the same seed checks the same positions).
@@ -162,6 +202,17 @@ pub enum Command {
         /// Accept a run that has not finished (check only its completed levels).
         #[arg(long)]
         allow_incomplete: bool,
+        /// Also check every loss of every level against its children, and every Grundy
+        /// value against its children's (finds a loss moved to another rank even when
+        /// every checksum was recomputed; as long as the run's largest levels take to
+        /// read, times the moves per position).
+        #[arg(long)]
+        full: bool,
+        /// Only compare the directory with a published manifest (e.g.
+        /// results/frontier-140-manifest.json): does it hold exactly those bytes?
+        /// Missing, extra and changed files are listed.
+        #[arg(long, value_name = "MANIFEST", conflicts_with_all = ["full", "samples", "min_tiles", "max_tiles"])]
+        against: Option<PathBuf>,
     },
     /// Time the engine on real levels (in a temporary directory) and report throughput and memory.
     Bench {
@@ -273,6 +324,10 @@ pub enum Command {
         /// Do not load every level at start (levels then load on first use).
         #[arg(long)]
         lazy: bool,
+        /// Memory for decoded blocks of format-3 tables, per table directory, in MiB
+        /// (least recently used blocks are dropped; GET /health reports the bytes held).
+        #[arg(long, value_name = "MIB", default_value_t = 256)]
+        cache_mib: usize,
     },
     /// n-dimensional Chomp in a box d1 x ... x dk: positions, losses, winning first moves, tables.
     Nd(chomp_tables::nd::cli::NdArgs),

@@ -78,10 +78,10 @@ fn quiet_on_closed_pipe() {
 
 fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
     match cmd {
-        Command::Solve { max_tiles, rows, cols, grundy_max_tiles, grundy, shard_positions, out, run } => {
+        Command::Solve { max_tiles, rows, cols, grundy_max_tiles, grundy, shard_positions, table_format, out, run } => {
             let universe = Universe { rows, cols, tiles: max_tiles };
             let grundy_max_tiles = if grundy { universe.max_tiles() } else { grundy_max_tiles.unwrap_or(0) };
-            solve::solve(&Plan { universe, grundy_max_tiles, shard_positions }, out, &run, comm)
+            solve::solve(&Plan { universe, grundy_max_tiles, shard_positions, table_format }, out, &run, comm)
         }
         Command::Run { job, out, run } => {
             let file = JobFile::read(&job).map_err(|e| e.to_string())?;
@@ -89,14 +89,17 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
             solve::solve(&file.plan(), out, &run, comm)
         }
         Command::Query { position, tables, json } => read::query(&position, &tables, json),
+        Command::Convert { tables, out, quiet } => read::convert(&tables, &out, quiet),
+        Command::Fetch { manifest, from, out, jobs, quiet } => read::fetch(&manifest, &from, &out, jobs as usize, quiet),
         Command::Ichomp { quadrants, tables, json } => read::ichomp(&quadrants, &tables, json),
         Command::Openings { tables, rows, cols, all, out } => read::openings(tables.as_deref(), rows.zip(cols), all, out.as_deref()),
         Command::Boxes { tables, out } => read::boxes(&tables, out.as_deref()),
-        Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete } => {
+        Command::Verify { against: Some(manifest), tables, .. } => read::verify_against(&tables, &manifest),
+        Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete, full, against: None } => {
             if let Some(max) = max_tiles.filter(|&max| max < min_tiles) {
                 return Err(format!("--min-tiles {min_tiles} is above --max-tiles {max}: no level to sample"));
             }
-            read::verify(&tables, samples, seed, min_tiles..=max_tiles.unwrap_or(u32::MAX), allow_incomplete)
+            read::verify(&tables, samples, seed, min_tiles..=max_tiles.unwrap_or(u32::MAX), allow_incomplete, full)
         }
         Command::Export(args) => export::export(&args),
         Command::Plot { openings: Some(csv), out, .. } => read::plot_openings(&csv, &out),
@@ -111,8 +114,9 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         Command::Match { tables, games, seed, min_side, max_rows, max_cols } => {
             play::tournament(&tables, games, seed, min_side, max_rows, max_cols)
         }
-        Command::Serve { tables, addr, max_connections, idle_timeout, request_timeout, lazy } => {
-            serve::serve(serve::Config { tables, addr, max_connections, idle_timeout, request_timeout, lazy })
+        Command::Serve { tables, addr, max_connections, idle_timeout, request_timeout, lazy, cache_mib } => {
+            let cache_bytes = cache_mib.saturating_mul(1 << 20);
+            serve::serve(serve::Config { tables, addr, max_connections, idle_timeout, request_timeout, lazy, cache_bytes })
         }
         Command::Nd(args) => print_nd(chomp_tables::nd::cli::nd(&args)),
         Command::Divisors(args) => print_nd(chomp_tables::nd::cli::divisors(&args)),

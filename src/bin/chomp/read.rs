@@ -36,6 +36,91 @@ pub fn query(position: &str, dir: &Path, json: bool) -> Result<ExitCode, String>
     Ok(ExitCode::SUCCESS)
 }
 
+pub fn convert(src: &Path, out: &Path, quiet: bool) -> Result<ExitCode, String> {
+    let t0 = Instant::now();
+    let (mut read, mut written) = (0u64, 0u64);
+    let m = chomp_tables::store::convert::convert(src, out, |c| {
+        read += c.source_bytes;
+        written += c.bytes;
+        if !quiet {
+            eprintln!(
+                "level {:>4}/{}: {:>14} bytes -> {:>14} bytes ({:.3}x)  {:.1} s",
+                c.tiles,
+                c.levels,
+                c.source_bytes,
+                c.bytes,
+                c.bytes as f64 / c.source_bytes.max(1) as f64,
+                t0.elapsed().as_secs_f64()
+            );
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    if !quiet {
+        eprintln!(
+            "converted {} levels of {} to format 3 in {}: {} files, tables {} -> {} bytes this run ({:.1} s)",
+            m.levels_complete,
+            src.display(),
+            out.display(),
+            m.files.len(),
+            read,
+            written,
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn fetch(manifest: &Path, from: &str, out: &Path, jobs: usize, quiet: bool) -> Result<ExitCode, String> {
+    use chomp_tables::fetch::{self as get, Progress};
+    use std::io::IsTerminal;
+    use std::sync::atomic::Ordering;
+    let t0 = Instant::now();
+    let progress = Progress::default();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let result = std::thread::scope(|s| {
+        if !quiet {
+            s.spawn(|| {
+                let tty = std::io::stderr().is_terminal();
+                let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta}",
+                    )
+                    .expect("a valid template"),
+                );
+                let mut last_line = Instant::now();
+                while !done.load(Ordering::Relaxed) {
+                    let (d, t) = (progress.done.load(Ordering::Relaxed), progress.total.load(Ordering::Relaxed));
+                    if tty {
+                        bar.set_length(t);
+                        bar.set_position(d);
+                    } else if last_line.elapsed().as_secs() >= 10 && t > 0 {
+                        let rate = d as f64 / t0.elapsed().as_secs_f64().max(1e-3);
+                        eprintln!("fetched {d} of {t} bytes ({:.1} MB/s)", rate / 1e6);
+                        last_line = Instant::now();
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+                bar.finish_and_clear();
+            });
+        }
+        let r = get::fetch(manifest, from, out, jobs, &progress);
+        done.store(true, Ordering::Relaxed);
+        r
+    });
+    let r = result.map_err(|e| e.to_string())?;
+    println!(
+        "fetched {} into {}: {} files ({} already there), {} bytes transferred, every file's SHA-256 equal to the manifest ({:.1} s)",
+        manifest.display(),
+        out.display(),
+        r.files,
+        r.present,
+        r.transferred,
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn ichomp(quadrants: &[String], dir: &Path, json: bool) -> Result<ExitCode, String> {
     let mut qs: [Option<Position>; 4] = Default::default();
     for (i, q) in quadrants.iter().enumerate() {
@@ -113,9 +198,49 @@ fn write_or_print(csv: &str, out: Option<&Path>) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn verify(dir: &Path, samples: u64, seed: u64, levels: RangeInclusive<u32>, allow_incomplete: bool) -> Result<ExitCode, String> {
+pub fn verify_against(dir: &Path, manifest: &Path) -> Result<ExitCode, String> {
     let t0 = Instant::now();
-    let report = check::verify_levels(dir, samples, seed, levels.clone()).map_err(|e| e.to_string())?;
+    let r = check::against(dir, manifest).map_err(|e| e.to_string())?;
+    for (what, list) in [("missing", &r.missing), ("changed", &r.changed), ("extra", &r.extra)] {
+        for f in list {
+            eprintln!("{what}: {}", dir.join(f).display());
+        }
+    }
+    if r.identical() {
+        println!(
+            "identical: {} holds exactly the {} files ({} bytes) of {} ({:.1} s)",
+            dir.display(),
+            r.equal,
+            r.bytes,
+            manifest.display(),
+            t0.elapsed().as_secs_f64()
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!(
+            "DIFFERENT: {} of {}: {} missing, {} changed, {} extra; {} files equal ({:.1} s)",
+            dir.display(),
+            manifest.display(),
+            r.missing.len(),
+            r.changed.len(),
+            r.extra.len(),
+            r.equal,
+            t0.elapsed().as_secs_f64()
+        );
+        Ok(ExitCode::from(1))
+    }
+}
+
+pub fn verify(
+    dir: &Path,
+    samples: u64,
+    seed: u64,
+    levels: RangeInclusive<u32>,
+    allow_incomplete: bool,
+    full: bool,
+) -> Result<ExitCode, String> {
+    let t0 = Instant::now();
+    let report = check::verify_with(dir, samples, seed, levels.clone(), full).map_err(|e| e.to_string())?;
     for f in &report.failures {
         eprintln!("FAIL {f}");
     }
@@ -130,11 +255,24 @@ pub fn verify(dir: &Path, samples: u64, seed: u64, levels: RangeInclusive<u32>, 
     } else {
         "ok"
     };
+    let sampled = match (&report.sampled_levels, report.full_losses) {
+        (_, Some(losses)) => format!(
+            "{} positions checked against their children (every loss: {losses}; every Grundy value: {})",
+            report.samples, report.full_values
+        ),
+        (Some(levels), None) => format!(
+            "{} positions checked against their children ({} in each of levels {}..={})",
+            report.samples,
+            report.per_level,
+            levels.start(),
+            levels.end()
+        ),
+        (None, None) => format!("{} positions checked against their children", report.samples),
+    };
     println!(
-        "{verdict}: {} files checksummed, {} tables decoded, {} positions sampled, {} problem{} ({:.1} s)",
+        "{verdict}: {} files checksummed, {} tables decoded, {sampled}, {} problem{} ({:.1} s)",
         report.files,
         report.tables,
-        report.samples,
         report.failures.len(),
         if report.failures.len() == 1 { "" } else { "s" },
         t0.elapsed().as_secs_f64()
@@ -233,27 +371,90 @@ pub fn bench_probe(dir: &Path) -> Result<ExitCode, String> {
     if m.levels_complete == 0 {
         return Err(format!("{}: no completed level to probe", dir.display()));
     }
+    let top = m.levels_complete;
     let mut rng = check::SplitMix(42);
+    let at_top =
+        |rng: &mut check::SplitMix, n: u32| tables.ranking().unrank(n, rng.below(tables.ranking().size(n))).expect("rank below size");
+    // 1. One-shot queries, as a user runs them: a fresh `chomp query` process
+    //    per top-level position (its winning moves included), cold or warm
+    //    page cache as the machine has it; wall time and peak RSS.
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut walls = Vec::new();
+    for _ in 0..10 {
+        let p = at_top(&mut rng, top);
+        let t = Instant::now();
+        let out = std::process::Command::new(&exe)
+            .args(["query", &p.to_string(), "--tables"])
+            .arg(dir)
+            .arg("--json")
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        walls.push(t.elapsed().as_secs_f64());
+        if !out.status.success() {
+            return Err(format!("chomp query {p}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        }
+    }
+    let peak_kib = children_peak_kib();
+    walls.sort_by(f64::total_cmp);
+    println!(
+        "probe: {} ({top} levels, format {}): one-shot `chomp query` of a {top}-tile position with its moves: median {:.1} ms, max {:.1} ms, peak RSS {} KiB (10 processes)",
+        dir.display(),
+        m.format_version,
+        walls[walls.len() / 2] * 1e3,
+        walls[walls.len() - 1] * 1e3,
+        peak_kib.map_or("?".into(), |k| k.to_string())
+    );
+    // 2. Full answers (outcome, value and every move, checked against each
+    //    other) in this process, what the server does per request.
+    let t1 = Instant::now();
+    let mut lat = Vec::new();
+    for _ in 0..2000 {
+        let p = at_top(&mut rng, top);
+        let t = Instant::now();
+        tables.answer(&p).map_err(|e| e.to_string())?;
+        lat.push(t.elapsed().as_secs_f64());
+    }
+    lat.sort_by(f64::total_cmp);
+    let (cache, limit) = tables.cache_usage();
+    println!(
+        "probe: full answers of {} random {top}-tile positions: p50 {:.2} ms, p99 {:.2} ms, {:.0} answers/s on one thread; block cache {} of {} bytes",
+        lat.len(),
+        lat[lat.len() / 2] * 1e3,
+        lat[lat.len() * 99 / 100] * 1e3,
+        lat.len() as f64 / t1.elapsed().as_secs_f64(),
+        cache,
+        limit
+    );
+    // 3. Single look-ups of random positions of every level.
     let sample: Vec<Position> = (0..100_000)
         .map(|_| {
-            let n = 1 + rng.below(m.levels_complete as u64) as u32;
-            tables.ranking().unrank(n, rng.below(tables.ranking().size(n))).expect("rank below size")
+            let n = 1 + rng.below(top as u64) as u32;
+            at_top(&mut rng, n)
         })
         .collect();
-    // First pass loads and checks every level (the cost of opening); the second is the steady state.
+    // First pass loads and checks what it touches (the cost of opening); the second is the steady state.
+    let t2 = Instant::now();
     for p in &sample {
         tables.outcome(p).map_err(|e| e.to_string())?;
         tables.grundy(p).map_err(|e| e.to_string())?;
     }
-    let load = t0.elapsed().as_secs_f64();
-    let t1 = Instant::now();
+    let load = t2.elapsed().as_secs_f64();
+    let t3 = Instant::now();
     let mut losses = 0;
     for p in &sample {
         losses += (tables.outcome(p).map_err(|e| e.to_string())? == Outcome::Loss) as u32;
         tables.grundy(p).map_err(|e| e.to_string())?;
     }
-    let per = t1.elapsed().as_secs_f64() / sample.len() as f64;
-    println!("probe: {} ({} levels): open and first touch of every level {:.3} s", dir.display(), m.levels_complete, load);
+    let per = t3.elapsed().as_secs_f64() / sample.len() as f64;
+    println!("probe: first touch of {} random positions of every level {:.3} s", sample.len(), load);
     println!("probe: {:.2} µs per position (outcome + Grundy value, {} positions, {losses} losses)", per * 1e6, sample.len());
+    println!("probe: {:.1} s in all", t0.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The largest peak RSS of the child processes waited for so far, in KiB.
+fn children_peak_kib() -> Option<u64> {
+    // SAFETY: getrusage fills the struct we pass it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    (unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) } == 0).then_some(usage.ru_maxrss as u64)
 }

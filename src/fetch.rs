@@ -1,0 +1,245 @@
+//! Getting a published table directory from a mirror: every file a
+//! manifest lists, downloaded (several at once, partial files resumed with
+//! HTTP Range requests), checked against the manifest's size and SHA-256,
+//! and only then renamed to its final name; the manifest last.
+//!
+//! A mirror is any static HTTP(S) server serving a table directory (or a
+//! `file://` path). Files in progress are `NAME.part`; a rerun after an
+//! interruption continues them. A file whose bytes differ from the
+//! manifest is removed and named in the error: nothing unverified ever lies
+//! under a final name, and a directory with a `manifest.json` holds exactly
+//! the published bytes.
+
+use crate::store::{file_sha256, write_atomic, DirError, Manifest, ManifestError, TableDir, TableError};
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Errors of a fetch.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The manifest to fetch is missing or invalid.
+    #[error("{0}")]
+    Manifest(#[from] ManifestError),
+    /// The output directory is unusable.
+    #[error("{0}")]
+    Dir(#[from] DirError),
+    /// Files could not be fetched or did not match the manifest (one line each).
+    #[error("{} file{} not fetched: {}", .0.len(), if .0.len() == 1 { "" } else { "s" }, .0.join("; "))]
+    Files(Vec<String>),
+    /// The mirror address is not one this tool reads.
+    #[error("{0}")]
+    Source(String),
+}
+
+/// What a fetch did.
+#[derive(Clone, Debug, Default)]
+pub struct Fetched {
+    /// Files the manifest lists (besides itself).
+    pub files: usize,
+    /// Of those, already present and verified before this run.
+    pub present: usize,
+    /// Bytes transferred by this run.
+    pub transferred: u64,
+}
+
+/// Progress shared with the caller while files download.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Bytes of every listed file.
+    pub total: AtomicU64,
+    /// Bytes on disk so far (present, resumed and transferred).
+    pub done: AtomicU64,
+}
+
+/// Where files come from.
+enum Source {
+    Http { base: String, agent: ureq::Agent },
+    Files(PathBuf),
+}
+
+impl Source {
+    fn new(from: &str) -> Result<Self, FetchError> {
+        if let Some(path) = from.strip_prefix("file://") {
+            return Ok(Source::Files(PathBuf::from(path)));
+        }
+        if from.starts_with("http://") || from.starts_with("https://") {
+            let config = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_connect(Some(Duration::from_secs(30)))
+                .timeout_recv_response(Some(Duration::from_secs(60)))
+                .timeout_recv_body(Some(Duration::from_secs(300)))
+                .build();
+            return Ok(Source::Http { base: from.trim_end_matches('/').to_string(), agent: config.into() });
+        }
+        Err(FetchError::Source(format!("--from {from:?}: a mirror is an http://, https:// or file:// address")))
+    }
+
+    /// Appends the bytes of `rel` from offset `have` on to `out` (which holds
+    /// `have` bytes); returns the length written after the call, which may
+    /// restart from 0 when the server ignores the range.
+    fn append(&self, rel: &str, have: u64, out: &mut File, progress: &Progress) -> Result<u64, String> {
+        match self {
+            Source::Files(root) => {
+                let path = root.join(rel);
+                let mut f = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                f.seek(SeekFrom::Start(have)).map_err(|e| format!("{}: {e}", path.display()))?;
+                copy(&mut f, out, progress).map(|n| have + n).map_err(|e| format!("{}: {e}", path.display()))
+            }
+            Source::Http { base, agent } => {
+                let url = format!("{base}/{rel}");
+                let mut req = agent.get(&url);
+                if have > 0 {
+                    req = req.header("Range", &format!("bytes={have}-"));
+                }
+                let mut resp = req.call().map_err(|e| format!("{url}: {e}"))?;
+                let status = resp.status().as_u16();
+                let start = match status {
+                    206 => have,
+                    200 => {
+                        // A server that ignores ranges sends it all again.
+                        out.set_len(0).and_then(|()| out.seek(SeekFrom::Start(0)).map(|_| ())).map_err(|e| e.to_string())?;
+                        progress.done.fetch_sub(have, Ordering::Relaxed);
+                        0
+                    }
+                    416 => return Ok(have),
+                    _ => return Err(format!("{url}: the mirror answered {} {}", status, resp.status().canonical_reason().unwrap_or(""))),
+                };
+                let mut body = resp.body_mut().as_reader();
+                copy(&mut body, out, progress).map(|n| start + n).map_err(|e| format!("{url}: {e}"))
+            }
+        }
+    }
+}
+
+/// Copies `from` to the end of `to`, counting the bytes in `progress`.
+fn copy(from: &mut impl Read, to: &mut File, progress: &Progress) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        let k = match from.read(&mut buf) {
+            Ok(0) => return Ok(n),
+            Ok(k) => k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        to.write_all(&buf[..k])?;
+        n += k as u64;
+        progress.done.fetch_add(k as u64, Ordering::Relaxed);
+    }
+}
+
+/// The name a file is downloaded under before it is verified.
+pub fn part_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".part");
+    path.with_file_name(name)
+}
+
+/// Fetches every file `manifest` (a published manifest file) lists from
+/// mirror `from` into `out`, `jobs` files at a time, then writes the
+/// manifest. Rerun after an interruption, it keeps verified files and
+/// resumes partial ones.
+///
+/// # Errors
+/// [`FetchError`]: an invalid manifest, an unusable directory, or the files
+/// that could not be fetched or did not match (each named); the manifest is
+/// then not written.
+pub fn fetch(manifest: &Path, from: &str, out: &Path, jobs: usize, progress: &Progress) -> Result<Fetched, FetchError> {
+    let m = Manifest::read_file(manifest)?;
+    let text = fs::read(manifest).map_err(|e| ManifestError::Table(TableError::io(manifest, e)))?;
+    let source = Source::new(from)?;
+    let dir = TableDir::new(out);
+    let _lock = dir.lock()?;
+    if let Ok(held) = dir.read_manifest() {
+        if !held.same_job(&m) || held.checksum != m.checksum {
+            return Err(DirError::Refused(format!("{}: holds another table directory; choose a new or empty one", out.display())).into());
+        }
+    }
+    progress.total.store(m.files.values().map(|e| e.bytes).sum(), Ordering::Relaxed);
+    let mut report = Fetched { files: m.files.len(), ..Default::default() };
+    let mut todo = Vec::new();
+    for (rel, entry) in &m.files {
+        let path = out.join(rel);
+        match file_sha256(&path) {
+            Ok((len, sha)) if len == entry.bytes && sha == entry.sha256 => {
+                report.present += 1;
+                progress.done.fetch_add(len, Ordering::Relaxed);
+            }
+            _ => todo.push(rel.clone()),
+        }
+    }
+    // Largest first: the long transfers start at once.
+    todo.sort_by_key(|rel| std::cmp::Reverse(m.files[rel].bytes));
+    let queue = Mutex::new(todo.into_iter());
+    let failures = Mutex::new(Vec::new());
+    let transferred = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let Some(rel) = queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next() else { return };
+                match fetch_one(&source, &m, out, &rel, progress) {
+                    Ok(n) => {
+                        transferred.fetch_add(n, Ordering::Relaxed);
+                    }
+                    Err(e) => failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(e),
+                }
+            });
+        }
+    });
+    report.transferred = transferred.into_inner();
+    let mut failures = failures.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !failures.is_empty() {
+        failures.sort();
+        return Err(FetchError::Files(failures));
+    }
+    write_atomic(&dir.manifest_path(), &text).map_err(|e| FetchError::Files(vec![e.to_string()]))?;
+    Ok(report)
+}
+
+/// Downloads one listed file, resuming its `.part`, and verifies it before
+/// renaming it; returns the bytes transferred.
+fn fetch_one(source: &Source, m: &Manifest, out: &Path, rel: &str, progress: &Progress) -> Result<u64, String> {
+    let entry = &m.files[rel];
+    let path = out.join(rel);
+    let part = part_path(&path);
+    let shown = path.display().to_string();
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(false)
+        .read(true)
+        .write(true)
+        .truncate(false)
+        .open(&part)
+        .map_err(|e| format!("{shown}: {e}"))?;
+    let mut have = file.metadata().map_err(|e| format!("{shown}: {e}"))?.len();
+    if have > entry.bytes {
+        file.set_len(0).map_err(|e| format!("{shown}: {e}"))?;
+        have = 0;
+    }
+    file.seek(SeekFrom::Start(have)).map_err(|e| format!("{shown}: {e}"))?;
+    progress.done.fetch_add(have, Ordering::Relaxed);
+    let before = have;
+    let len = if have < entry.bytes { source.append(rel, have, &mut file, progress)? } else { have };
+    file.sync_all().map_err(|e| format!("{shown}: {e}"))?;
+    drop(file);
+    let transferred = len.saturating_sub(before);
+    let verified = file_sha256(&part).map_err(|e| format!("{shown}: {e}"))?;
+    if verified.0 != entry.bytes || verified.1 != entry.sha256 {
+        let _ = fs::remove_file(&part);
+        progress.done.fetch_sub(len.min(progress.done.load(Ordering::Relaxed)), Ordering::Relaxed);
+        return Err(if verified.0 != entry.bytes {
+            format!("{rel}: the mirror sent {} bytes, the manifest lists {} (removed; run again to retry)", verified.0, entry.bytes)
+        } else {
+            format!("{rel}: SHA-256 differs from the manifest: the mirror serves other bytes (removed)")
+        });
+    }
+    fs::rename(&part, &path).map_err(|e| format!("{shown}: {e}"))?;
+    Ok(transferred)
+}

@@ -1,0 +1,233 @@
+//! Reading format-3 tables a block at a time: positioned reads of the head,
+//! one index page and one block, each checked along the chain manifest →
+//! head → page → block (`FORMAT.md` section 10), and a cache of decoded
+//! pages and blocks bounded in bytes.
+
+use crate::store::blocked::{self, BlockEntry, Head};
+use crate::store::{sha256_hex, Header, Kind, Manifest, TableDir, TableError};
+use lru::LruCache;
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The default bound of a reader's cache of decoded pages and blocks.
+pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
+
+/// An open format-3 table whose head has been checked against the manifest.
+pub(crate) struct BlockFile {
+    path: PathBuf,
+    file: File,
+    head: Head,
+}
+
+impl BlockFile {
+    /// Opens listed table `rel` and checks its head: size and head digest
+    /// from the manifest, then the head's own structure and the header the
+    /// run expects at this place.
+    fn open(root: &Path, m: &Manifest, rel: &str, want: &Header) -> Result<Self, TableError> {
+        let path = root.join(rel);
+        let corrupt = |what: String| TableError::Corrupt { path: path.clone(), what };
+        let entry = m.files.get(rel).ok_or_else(|| corrupt("not listed in manifest.json".into()))?;
+        let (Some(head_len), Some(head_sha)) = (entry.head_bytes, &entry.head_sha256) else {
+            return Err(corrupt("manifest.json lists no head for this table".into()));
+        };
+        let file = File::open(&path).map_err(|e| TableError::io(&path, e))?;
+        let len = file.metadata().map_err(|e| TableError::io(&path, e))?.len();
+        if len != entry.bytes {
+            return Err(corrupt(format!("truncated or padded: {len} bytes, manifest.json says {}", entry.bytes)));
+        }
+        let bytes = read_at(&file, &path, 0, head_len as usize)?;
+        if &sha256_hex(&bytes) != head_sha {
+            return Err(corrupt("head SHA-256 differs from manifest.json".into()));
+        }
+        let head = Head::decode(&path, &bytes)?;
+        if head.len() as u64 != head_len || head.file_len != entry.bytes {
+            return Err(corrupt("head length or file length differs from manifest.json".into()));
+        }
+        blocked::expect(&path, &head, want)?;
+        Ok(BlockFile { path, file, head })
+    }
+}
+
+fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>, TableError> {
+    let mut buf = vec![0u8; len];
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(&mut buf, offset).map_err(|e| TableError::io(path, e))?;
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = file.try_clone().map_err(|e| TableError::io(path, e))?;
+        f.seek(SeekFrom::Start(offset)).and_then(|_| f.read_exact(&mut buf)).map_err(|e| TableError::io(path, e))?;
+    }
+    Ok(buf)
+}
+
+/// What a cache entry holds.
+#[derive(Clone)]
+enum Unit {
+    Page(Arc<Vec<BlockEntry>>),
+    Losses(Arc<Vec<u16>>),
+    Values(Arc<Vec<u8>>),
+}
+
+impl Unit {
+    fn bytes(&self) -> usize {
+        // The decoded data and a fixed allowance for the entry itself.
+        64 + match self {
+            Unit::Page(p) => p.len() * std::mem::size_of::<BlockEntry>(),
+            Unit::Losses(l) => l.len() * 2,
+            Unit::Values(v) => v.len(),
+        }
+    }
+}
+
+/// (kind, level, shard, page or block; pages are numbered from `u32::MAX` down).
+type Key = (u8, u32, u32, u64);
+
+/// A least-recently-used cache bounded by the bytes of what it holds.
+struct ByteLru {
+    map: LruCache<Key, Unit>,
+    bytes: usize,
+    limit: usize,
+}
+
+impl ByteLru {
+    fn get(&mut self, k: &Key) -> Option<Unit> {
+        self.map.get(k).cloned()
+    }
+
+    fn put(&mut self, k: Key, u: Unit) {
+        let size = u.bytes();
+        if size > self.limit {
+            return;
+        }
+        if let Some(old) = self.map.put(k, u) {
+            self.bytes -= old.bytes();
+        }
+        self.bytes += size;
+        while self.bytes > self.limit {
+            match self.map.pop_lru() {
+                Some((_, old)) => self.bytes -= old.bytes(),
+                None => break,
+            }
+        }
+    }
+}
+
+/// The block reader of one format-3 table directory.
+pub(crate) struct BlockReader {
+    root: PathBuf,
+    files: Mutex<HashMap<(u8, u32, u32), Arc<BlockFile>>>,
+    cache: Mutex<ByteLru>,
+}
+
+/// A cache's lock, used as is after a panic elsewhere (entries are inserted whole).
+fn held<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl BlockReader {
+    pub(crate) fn new(root: &Path, cache_bytes: usize) -> Self {
+        BlockReader {
+            root: root.to_path_buf(),
+            files: Mutex::default(),
+            cache: Mutex::new(ByteLru { map: LruCache::unbounded(), bytes: 0, limit: cache_bytes }),
+        }
+    }
+
+    /// Bytes held by the cache, and its bound.
+    pub(crate) fn cache_usage(&self) -> (usize, usize) {
+        let c = held(&self.cache);
+        (c.bytes, c.limit)
+    }
+
+    /// Changes the cache's bound (dropping what no longer fits).
+    pub(crate) fn set_cache_limit(&self, limit: usize) {
+        let mut c = held(&self.cache);
+        c.limit = limit;
+        while c.bytes > c.limit {
+            match c.map.pop_lru() {
+                Some((_, old)) => c.bytes -= old.bytes(),
+                None => break,
+            }
+        }
+    }
+
+    fn file(&self, m: &Manifest, kind: Kind, tiles: u32, shard: usize) -> Result<Arc<BlockFile>, TableError> {
+        let key = (kind as u8, tiles, shard as u32);
+        if let Some(f) = held(&self.files).get(&key) {
+            return Ok(f.clone());
+        }
+        let rel = &TableDir::table_names(m, kind, tiles)[shard];
+        let want = TableDir::expected_header(m, kind, tiles, shard);
+        let f = Arc::new(BlockFile::open(&self.root, m, rel, &want)?);
+        held(&self.files).insert(key, f.clone());
+        Ok(f)
+    }
+
+    /// The entry of the block holding `rank` (a rank in the shard), read
+    /// through its index page; returns the file, block and rank in it.
+    fn locate(
+        &self,
+        m: &Manifest,
+        kind: Kind,
+        tiles: u32,
+        shard: usize,
+        rank: u64,
+    ) -> Result<(Arc<BlockFile>, u32, u32, BlockEntry), TableError> {
+        let f = self.file(m, kind, tiles, shard)?;
+        let (b, within) = f.head.block_of(rank);
+        let (p, i) = f.head.page_of(b);
+        let key = (kind as u8, tiles, shard as u32, u32::MAX as u64 - p as u64);
+        let cached = held(&self.cache).get(&key);
+        let page = match cached {
+            Some(Unit::Page(page)) => page,
+            _ => {
+                let (off, len) = f.head.page_span(p);
+                let bytes = read_at(&f.file, &f.path, off, len)?;
+                let page = Arc::new(f.head.decode_page(&f.path, p, &bytes)?);
+                held(&self.cache).put(key, Unit::Page(page.clone()));
+                page
+            }
+        };
+        Ok((f, b, within, page[i]))
+    }
+
+    /// Whether rank `rank` of shard `shard` of level `tiles` is a loss.
+    pub(crate) fn is_loss(&self, m: &Manifest, tiles: u32, shard: usize, rank: u64) -> Result<bool, TableError> {
+        let (f, b, within, entry) = self.locate(m, Kind::Losses, tiles, shard, rank)?;
+        let key = (Kind::Losses as u8, tiles, shard as u32, b as u64);
+        let cached = held(&self.cache).get(&key);
+        let block = match cached {
+            Some(Unit::Losses(l)) => l,
+            _ => {
+                let bytes = read_at(&f.file, &f.path, entry.offset, entry.len as usize)?;
+                let l = Arc::new(blocked::decode_loss_block(&f.path, &f.head, b, &entry, &bytes)?);
+                held(&self.cache).put(key, Unit::Losses(l.clone()));
+                l
+            }
+        };
+        Ok(block.binary_search(&(within as u16)).is_ok())
+    }
+
+    /// The Grundy value of rank `rank` of shard `shard` of level `tiles`.
+    pub(crate) fn grundy(&self, m: &Manifest, tiles: u32, shard: usize, rank: u64) -> Result<u8, TableError> {
+        let (f, b, within, entry) = self.locate(m, Kind::Grundy, tiles, shard, rank)?;
+        let key = (Kind::Grundy as u8, tiles, shard as u32, b as u64);
+        let cached = held(&self.cache).get(&key);
+        let block = match cached {
+            Some(Unit::Values(v)) => v,
+            _ => {
+                let bytes = read_at(&f.file, &f.path, entry.offset, entry.len as usize)?;
+                let v = Arc::new(blocked::decode_grundy_block(&f.path, &f.head, b, &entry, &bytes)?);
+                held(&self.cache).put(key, Unit::Values(v.clone()));
+                v
+            }
+        };
+        Ok(block[within as usize])
+    }
+}

@@ -1,0 +1,94 @@
+//! Tables damaged consistently: a loss moved to the next rank and every
+//! checksum (block digests, page digests, head, file SHA-256, manifest)
+//! recomputed, so that no checksum can tell. Every reader must still refuse
+//! to answer for the positions involved (their answers would contradict the
+//! children they looked up), and `chomp verify --full` must find it
+//! (FORMAT.md section 10). The server and the Python package are checked in
+//! their own modules with [`move_a_loss`].
+
+use crate::common::{chomp, chomp_solve};
+use chomp_tables::read::verify::verify_with;
+use chomp_tables::store::{TableContent, TableDir};
+use chomp_tables::{Manifest, Position, ProbeError, Tables};
+use std::path::Path;
+
+/// Moves one loss of level `n` (a one-table-per-level directory) to the next
+/// rank, which is a win, and with Grundy values swaps the two values too;
+/// rewrites the tables and the manifest with every checksum recomputed.
+/// Returns the position that lost its loss and the one that gained it.
+pub fn move_a_loss(dir: &Path, n: u32) -> (String, String) {
+    let mut m = Manifest::read(dir).unwrap();
+    let t = TableDir::new(dir);
+    let bits = t.read_loss_shard(&m, n, 0).unwrap();
+    let size = m.levels[n as usize - 1].positions;
+    let r = bits.iter().map(u64::from).find(|&r| r + 1 < size && !bits.contains(r as u32 + 1)).expect("a loss followed by a win");
+    let moved: Vec<u64> = bits.iter().map(|x| if x as u64 == r { r + 1 } else { x as u64 }).collect();
+    let (name, entry) = t.write_table(&m, n, 0, TableContent::Losses(&moved)).unwrap();
+    m.files.insert(name, entry);
+    if n <= m.grundy_max_tiles {
+        let mut values = t.read_grundy_shard_values(&m, n, 0).unwrap();
+        values.swap(r as usize, r as usize + 1);
+        let (name, entry) = t.write_table(&m, n, 0, TableContent::Grundy(&values)).unwrap();
+        m.files.insert(name, entry);
+    }
+    m.write(dir).unwrap();
+    let tables = Tables::open(dir).unwrap();
+    let at = |rank| tables.ranking().unrank(n, rank).unwrap().to_string();
+    (at(r), at(r + 1))
+}
+
+/// A format-3 run to 36 tiles with Grundy values to 30, one loss moved in
+/// level `n`.
+pub fn damaged_run(dir: &Path, n: u32) -> (String, String) {
+    chomp_solve(dir, &["--max-tiles", "36", "--grundy-max-tiles", "30", "--quiet"]);
+    move_a_loss(dir, n)
+}
+
+#[test]
+fn a_moved_loss_is_refused_by_the_probe_and_the_cli() {
+    for n in [34, 27] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("t");
+        let (lost, gained) = damaged_run(&dir, n);
+        // Every checksum holds: verify's file and table checks pass.
+        let report = verify_with(&dir, 0, 1, 1..=u32::MAX, false).unwrap();
+        assert!(report.failures.is_empty(), "level {n}: checksums hold: {:?}", report.failures);
+        let tables = Tables::open(&dir).unwrap();
+        for pos in [&lost, &gained] {
+            let p: Position = pos.parse().unwrap();
+            match tables.answer(&p) {
+                Err(ProbeError::Contradiction { what, .. }) => assert!(what.contains(&format!("L{n:04}.cht")), "{what}"),
+                other => panic!("level {n}, {pos}: expected a contradiction, got {other:?}"),
+            }
+            let out = chomp(&["query", pos, "--tables", dir.to_str().unwrap(), "--json"]);
+            assert_eq!(out.status.code(), Some(1), "level {n}, {pos}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("damaged tables") && out.stdout.is_empty(), "level {n}, {pos}: {err}");
+        }
+        // The other positions of the level still answer.
+        let fine = tables.ranking().unrank(n, 0).unwrap();
+        if fine.to_string() != lost && fine.to_string() != gained {
+            assert!(tables.answer(&fine).is_ok());
+        }
+    }
+}
+
+#[test]
+fn verify_full_finds_a_moved_loss() {
+    for n in [35, 28] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("t");
+        let (_, gained) = damaged_run(&dir, n);
+        let report = verify_with(&dir, 0, 1, 1..=u32::MAX, true).unwrap();
+        assert!(report.failures.iter().any(|f| f.contains(&gained)), "level {n}: {:?}", report.failures);
+        let out = chomp(&["verify", "--tables", dir.to_str().unwrap(), "--full"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("FAILED"));
+        // An undamaged run passes the full check, and says what it checked.
+        let clean = tmp.path().join("clean");
+        chomp_solve(&clean, &["--max-tiles", "36", "--grundy-max-tiles", "30", "--quiet"]);
+        let out = chomp(&["verify", "--tables", clean.to_str().unwrap(), "--full"]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && text.starts_with("ok:") && text.contains("every loss"), "{text}");
+    }
+}
