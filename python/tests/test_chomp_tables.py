@@ -292,6 +292,14 @@ class LazyTest(unittest.TestCase):
             t.query([101])
         self.assertIn("at most 100 tiles", str(ctx.exception))
 
+    def test_the_block_cache_stays_within_its_bound(self):
+        t = chomp_tables.open(LOSSES_100, cache_bytes=200_000)
+        for rows in ([20, 18, 15, 12, 10, 8, 5, 2], [30, 25, 20, 15, 10], [50, 40, 10]):
+            t.query(rows)
+            held, bound = t.cache_usage()
+            self.assertEqual(bound, 200_000)
+            self.assertTrue(0 < held <= bound, held)
+
 
 @unittest.skipUnless(os.path.isdir(BOX), "results/box-8x15 is missing")
 class DamageTest(unittest.TestCase):

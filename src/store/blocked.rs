@@ -613,6 +613,8 @@ mod tests {
     #[test]
     fn gaps_cover_the_whole_block() {
         let raw = encode_gaps([0u32, 1, 127, 128, 65535].into_iter());
+        // The example of FORMAT.md section 17.
+        assert_eq!(raw, [0x00, 0x00, 0x7d, 0x00, 0xfe, 0xfe, 0x03]);
         let frame = compress(&raw);
         let head = Head {
             header: Header {

@@ -15,7 +15,7 @@ a roaring library.
 
 from .errors import ChompTablesError, InvalidPosition, NotInTables, QuestionError, TableError
 from .position import parse_position
-from .tables import Tables
+from .tables import DEFAULT_CACHE_BYTES, Tables
 
 __version__ = "0.1.0"
 
@@ -31,6 +31,8 @@ __all__ = [
 ]
 
 
-def open(directory):  # noqa: A001 (the package's entry point, as in the brief)
-    """Opens a table directory: reads and checks its manifest; levels load on first use."""
-    return Tables(directory)
+def open(directory, cache_bytes=DEFAULT_CACHE_BYTES):  # noqa: A001 (the package's entry point, as in the brief)
+    """Opens a table directory: reads and checks its manifest; levels load on
+    first use. Format 3 tables are read a block at a time, decoded blocks
+    kept in a cache of at most `cache_bytes` (least recently used first out)."""
+    return Tables(directory, cache_bytes=cache_bytes)

@@ -300,7 +300,7 @@ class Tables:
 
     def levels_loaded(self):
         """The levels whose loss tables have been read so far (sorted)."""
-        return sorted({n for n, _ in self._losses})
+        return sorted({n for n, _ in self._losses} | {n for kind, n, _ in self._files if kind == KIND_LOSSES})
 
     # ------------------------------------------------------------ positions
 
