@@ -313,6 +313,22 @@ impl Head {
     }
 }
 
+/// Decompresses one frame into at most `capacity` bytes with this thread's
+/// decompression context (made once: a fresh context per block costs more
+/// than decoding a small block).
+fn decompress(bytes: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
+    thread_local! {
+        static DCTX: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { std::cell::RefCell::new(None) };
+    }
+    DCTX.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.is_none() {
+            *d = Some(zstd::bulk::Decompressor::new()?);
+        }
+        d.as_mut().expect("made above").decompress(bytes, capacity)
+    })
+}
+
 /// Checks a block's frame against its entry: length, digest, one zstd frame.
 fn check_frame(path: &Path, b: u32, entry: &BlockEntry, bytes: &[u8]) -> Result<(), TableError> {
     if bytes.len() != entry.len as usize || digest(bytes) != entry.digest {
@@ -334,8 +350,7 @@ pub fn decode_loss_block(path: &Path, head: &Head, b: u32, entry: &BlockEntry, b
     check_frame(path, b, entry, bytes)?;
     let positions = head.block_positions(b);
     // A gap below 2^16 takes at most 3 bytes.
-    let raw =
-        zstd::bulk::decompress(bytes, 3 * entry.count as usize).map_err(|e| corrupt(path, format!("block {b}: bad zstd frame: {e}")))?;
+    let raw = decompress(bytes, 3 * entry.count as usize).map_err(|e| corrupt(path, format!("block {b}: bad zstd frame: {e}")))?;
     let mut out = Vec::with_capacity(entry.count as usize);
     let (mut next, mut i) = (0u64, 0usize);
     while i < raw.len() {
@@ -374,7 +389,7 @@ pub fn decode_loss_block(path: &Path, head: &Head, b: u32, entry: &BlockEntry, b
 pub fn decode_grundy_block(path: &Path, head: &Head, b: u32, entry: &BlockEntry, bytes: &[u8]) -> Result<Vec<u8>, TableError> {
     check_frame(path, b, entry, bytes)?;
     let want = head.block_positions(b) as usize;
-    let raw = zstd::bulk::decompress(bytes, want).map_err(|e| corrupt(path, format!("block {b}: bad zstd frame: {e}")))?;
+    let raw = decompress(bytes, want).map_err(|e| corrupt(path, format!("block {b}: bad zstd frame: {e}")))?;
     if raw.len() != want {
         return Err(corrupt(path, format!("block {b}: decodes to {} values, expected {want}", raw.len())));
     }

@@ -37,11 +37,14 @@ pub fn decode_any(path: &std::path::Path, bytes: &[u8]) -> Result<String, TableE
             }
             _ => match format::decode_losses(path, bytes, None) {
                 Ok((_, b)) => Ok(format!("loss table, {} losses", b.len())),
-                Err(_) => GrundyTable::from_bytes(path, bytes.to_vec(), None)?.decode_all().map(|v| format!("Grundy table, {} values", v.len())),
+                Err(_) => {
+                    GrundyTable::from_bytes(path, bytes.to_vec(), None)?.decode_all().map(|v| format!("Grundy table, {} values", v.len()))
+                }
             },
         };
     }
-    let text = std::str::from_utf8(bytes).map_err(|_| TableError::Corrupt { path: path.to_path_buf(), what: "neither a table nor UTF-8".into() })?;
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| TableError::Corrupt { path: path.to_path_buf(), what: "neither a table nor UTF-8".into() })?;
     match Manifest::parse(path, text) {
         Ok(m) => Ok(format!("manifest, {} levels, {} files", m.levels_complete, m.files.len())),
         Err(e) => Err(TableError::Corrupt { path: path.to_path_buf(), what: e.to_string() }),
