@@ -180,6 +180,12 @@ impl BlockReader {
         rank: u64,
     ) -> Result<(Arc<BlockFile>, u32, u32, BlockEntry), TableError> {
         let f = self.file(m, kind, tiles, shard)?;
+        if rank >= f.head.header.positions {
+            return Err(TableError::Corrupt {
+                path: f.path.clone(),
+                what: format!("rank {rank} beyond the table's {} positions", f.head.header.positions),
+            });
+        }
         let (b, within) = f.head.block_of(rank);
         let (p, i) = f.head.page_of(b);
         let key = (kind as u8, tiles, shard as u32, u32::MAX as u64 - p as u64);

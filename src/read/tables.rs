@@ -93,8 +93,18 @@ impl Tables {
     pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> Result<Self, ProbeError> {
         let dir = TableDir::new(dir);
         let manifest = dir.read_manifest()?;
-        let ranking = Ranking::new(&manifest.universe)
-            .map_err(|e| ManifestError::Invalid { path: dir.manifest_path().display().to_string(), what: e.to_string() })?;
+        let invalid = |what: String| ManifestError::Invalid { path: dir.manifest_path().display().to_string(), what };
+        let ranking = Ranking::new(&manifest.universe).map_err(|e| invalid(e.to_string()))?;
+        // The manifest's levels against this reader's own ranking (FORMAT.md section 10).
+        let top = ranking.max_tiles();
+        if manifest.levels_complete > top || manifest.grundy_max_tiles > top {
+            return Err(invalid(format!("levels beyond the universe's largest level {top}")).into());
+        }
+        if let Some(l) = manifest.levels.iter().find(|l| l.positions != ranking.size(l.tiles)) {
+            return Err(
+                invalid(format!("level {} has {} positions, the ranking counts {}", l.tiles, l.positions, ranking.size(l.tiles))).into()
+            );
+        }
         let firsts = (1..=manifest.levels_complete).map(|n| manifest.level_shards(n).iter().map(|s| s.first).collect()).collect();
         let blocked = manifest.is_blocked().then(|| BlockReader::new(dir.path(), cache_bytes));
         Ok(Tables {

@@ -334,6 +334,10 @@ fn check_frame(path: &Path, b: u32, entry: &BlockEntry, bytes: &[u8]) -> Result<
     if bytes.len() != entry.len as usize || digest(bytes) != entry.digest {
         return Err(corrupt(path, format!("block {b}: digest mismatch")));
     }
+    // A zstd data frame, not a skippable one (which would decode to nothing).
+    if !bytes.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+        return Err(corrupt(path, format!("block {b}: not a zstd frame")));
+    }
     match zstd::zstd_safe::find_frame_compressed_size(bytes) {
         Ok(len) if len == bytes.len() => Ok(()),
         _ => Err(corrupt(path, format!("block {b}: not exactly one zstd frame"))),
@@ -527,6 +531,10 @@ impl<'a> TableImage<'a> {
         for p in 0..head.pages() {
             let (off, len) = head.page_span(p);
             entries.extend(head.decode_page(path, p, &bytes[off as usize..off as usize + len])?);
+        }
+        // Pages are checked one by one; a whole image is also contiguous across them.
+        if entries.windows(2).any(|w| w[1].offset != w[0].offset + w[0].len as u64) {
+            return Err(corrupt(path, "blocks are not contiguous across index pages"));
         }
         let total: u64 = entries.iter().map(|e| e.count as u64).sum();
         if total != head.header.losses {

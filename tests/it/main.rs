@@ -11,6 +11,7 @@ mod corruption;
 mod damage;
 mod export;
 mod first_hour;
+mod formats;
 mod fuzz;
 mod grundy_forms;
 mod nd;

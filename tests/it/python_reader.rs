@@ -15,7 +15,7 @@
 //! how to install it, and pass, unless the environment variable `CI` is set
 //! (as in `CI=true`): then they fail.
 
-use crate::common::{chomp, chomp_solve, partitions, Range, SplitMix};
+use crate::common::{chomp, chomp_solve, copy_dir, partitions, Range, SplitMix};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -540,19 +540,6 @@ impl Damage {
 /// The canonical text of a manifest: pretty-printed, fields in order, final newline.
 fn canonical(m: &Value) -> String {
     serde_json::to_string_pretty(m).unwrap() + "\n"
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// A version-1 table image built from FORMAT.md's header layout.

@@ -218,6 +218,8 @@ def read_whole(path, data):
     for p in range(h["pages"]):
         off, length = head.page_span(p)
         entries.extend(head.parse_page(p, data[off : off + length]))
+    if any(b[0] != a[0] + a[1] for a, b in zip(entries, entries[1:])):
+        raise corrupt(path, "blocks are not contiguous across index pages")
     if sum(e[2] for e in entries) != h["losses"]:
         raise corrupt(path, "blocks hold %d losses, header says %d" % (sum(e[2] for e in entries), h["losses"]))
     out = []

@@ -99,6 +99,9 @@ def check_manifest(m, path, raw):
         raise corrupt(path, "format version %r, this reader knows versions 1, 2 and 3" % (version,))
     sharded = version == VERSION_SHARDED or (version == VERSION_BLOCKED and "shard_positions" in m)
     fields = MANIFEST_FIELDS_SHARDED if sharded else MANIFEST_FIELDS
+    if sharded and "shards" not in m and m.get("levels_complete") == 0:
+        # The writer omits an empty shard list (FORMAT.md section 14).
+        fields = tuple(f for f in fields if f != "shards")
     if set(m) != set(fields):
         missing = [k for k in fields if k not in m]
         extra = sorted(k for k in m if k not in fields)
@@ -139,7 +142,7 @@ def check_manifest(m, path, raw):
             raise corrupt(path, "invalid manifest: levels[%d] has fields %s, not %s[, %s]" % (i, list(level), list(LEVEL_FIELDS), LEVEL_FIELDS_GRUNDY[-1]))
         check_int(level.get("positions"), "levels[%d].positions" % i, path)
         check_int(level.get("losses"), "levels[%d].losses" % i, path)
-    if sharded:
+    if sharded and "shards" in m:
         check_shards(m, path)
     files = m["files"]
     if not isinstance(files, dict):

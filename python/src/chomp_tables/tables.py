@@ -151,7 +151,7 @@ class Tables:
         if not self.sharded:
             self._shards = [[(0, lv["positions"], lv["losses"])] for lv in m["levels"]]
         else:
-            self._shards = [[(s["first"], s["positions"], s["losses"]) for s in ss] for ss in m["shards"]]
+            self._shards = [[(s["first"], s["positions"], s["losses"]) for s in ss] for ss in m.get("shards", [])]
         self._firsts = [[s[0] for s in ss] for ss in self._shards]
         self._losses = {}
         self._grundy = {}

@@ -53,6 +53,20 @@ pub fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     snapshot(dir).into_iter().map(|(path, (bytes, _))| (relative(dir, &path), bytes)).collect()
 }
 
+/// Copies directory `from` (recursively) to `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// Files (relative paths) under `dir`.
 pub fn files(dir: &Path) -> BTreeSet<String> {
     snapshot(dir).keys().map(|path| relative(dir, path)).collect()
