@@ -128,4 +128,8 @@ rm "$work/got/notes.txt"
 cp "$work/bad/$victim" "$work/got/$victim"
 ! against && grep -q "1 changed" "$work/against.out" || fail "a changed file went unnoticed"
 echo "verify --against: missing, extra and changed files told apart"
+# A rerun replaces the changed file (it is removed before anything is fetched).
+"$CHOMP" fetch --manifest "$manifest" --from "http://127.0.0.1:$fast" --out "$work/got" --quiet > /dev/null
+against || fail "a rerun of fetch did not replace a changed file"
+echo "fetch: a changed file is replaced by a rerun"
 echo "fetch tests: ok"

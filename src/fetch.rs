@@ -169,7 +169,13 @@ pub fn fetch(manifest: &Path, from: &str, out: &Path, jobs: usize, progress: &Pr
                 report.present += 1;
                 progress.done.fetch_add(len, Ordering::Relaxed);
             }
-            _ => todo.push(rel.clone()),
+            Ok(_) => {
+                // A file under its final name that is not the published one
+                // (an older run's, a damaged copy) goes before anything is fetched.
+                fs::remove_file(&path).map_err(|e| FetchError::Files(vec![format!("{}: {e}", path.display())]))?;
+                todo.push(rel.clone());
+            }
+            Err(_) => todo.push(rel.clone()),
         }
     }
     // Largest first: the long transfers start at once.

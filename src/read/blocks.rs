@@ -85,8 +85,12 @@ impl Unit {
     }
 }
 
-/// (kind, level, shard, page or block; pages are numbered from `u32::MAX` down).
-type Key = (u8, u32, u32, u64);
+/// (kind, level, shard, [`PAGE`] or [`BLOCK`], its index).
+type Key = (u8, u32, u32, u8, u32);
+/// Key of an index page.
+const PAGE: u8 = 0;
+/// Key of a block.
+const BLOCK: u8 = 1;
 
 /// A least-recently-used cache bounded by the bytes of what it holds.
 struct ByteLru {
@@ -109,6 +113,11 @@ impl ByteLru {
             self.bytes -= old.bytes();
         }
         self.bytes += size;
+        self.evict();
+    }
+
+    /// Drops the least recently used entries until the cache fits its bound.
+    fn evict(&mut self) {
         while self.bytes > self.limit {
             match self.map.pop_lru() {
                 Some((_, old)) => self.bytes -= old.bytes(),
@@ -149,12 +158,7 @@ impl BlockReader {
     pub(crate) fn set_cache_limit(&self, limit: usize) {
         let mut c = held(&self.cache);
         c.limit = limit;
-        while c.bytes > c.limit {
-            match c.map.pop_lru() {
-                Some((_, old)) => c.bytes -= old.bytes(),
-                None => break,
-            }
-        }
+        c.evict();
     }
 
     fn file(&self, m: &Manifest, kind: Kind, tiles: u32, shard: usize) -> Result<Arc<BlockFile>, TableError> {
@@ -188,11 +192,12 @@ impl BlockReader {
         }
         let (b, within) = f.head.block_of(rank);
         let (p, i) = f.head.page_of(b);
-        let key = (kind as u8, tiles, shard as u32, u32::MAX as u64 - p as u64);
+        let key = (kind as u8, tiles, shard as u32, PAGE, p);
         let cached = held(&self.cache).get(&key);
         let page = match cached {
             Some(Unit::Page(page)) => page,
-            _ => {
+            Some(_) => unreachable!("a page key holds a page"),
+            None => {
                 let (off, len) = f.head.page_span(p);
                 let bytes = read_at(&f.file, &f.path, off, len)?;
                 let page = Arc::new(f.head.decode_page(&f.path, p, &bytes)?);
@@ -203,37 +208,51 @@ impl BlockReader {
         Ok((f, b, within, page[i]))
     }
 
-    /// Whether rank `rank` of shard `shard` of level `tiles` is a loss.
-    pub(crate) fn is_loss(&self, m: &Manifest, tiles: u32, shard: usize, rank: u64) -> Result<bool, TableError> {
-        let (f, b, within, entry) = self.locate(m, Kind::Losses, tiles, shard, rank)?;
-        let key = (Kind::Losses as u8, tiles, shard as u32, b as u64);
+    /// The decoded block holding `rank` of a table of `kind` (cached, or read
+    /// and checked by `decode`), and the rank within it.
+    fn block(
+        &self,
+        m: &Manifest,
+        kind: Kind,
+        tiles: u32,
+        shard: usize,
+        rank: u64,
+        decode: impl FnOnce(&BlockFile, u32, &BlockEntry, &[u8]) -> Result<Unit, TableError>,
+    ) -> Result<(Unit, u32), TableError> {
+        let (f, b, within, entry) = self.locate(m, kind, tiles, shard, rank)?;
+        let key = (kind as u8, tiles, shard as u32, BLOCK, b);
         let cached = held(&self.cache).get(&key);
-        let block = match cached {
-            Some(Unit::Losses(l)) => l,
-            _ => {
+        let unit = match cached {
+            Some(unit) => unit,
+            None => {
                 let bytes = read_at(&f.file, &f.path, entry.offset, entry.len as usize)?;
-                let l = Arc::new(blocked::decode_loss_block(&f.path, &f.head, b, &entry, &bytes)?);
-                held(&self.cache).put(key, Unit::Losses(l.clone()));
-                l
+                let unit = decode(&f, b, &entry, &bytes)?;
+                held(&self.cache).put(key, unit.clone());
+                unit
             }
         };
-        Ok(block.binary_search(&(within as u16)).is_ok())
+        Ok((unit, within))
+    }
+
+    /// Whether rank `rank` of shard `shard` of level `tiles` is a loss.
+    pub(crate) fn is_loss(&self, m: &Manifest, tiles: u32, shard: usize, rank: u64) -> Result<bool, TableError> {
+        let decode = |f: &BlockFile, b, e: &BlockEntry, bytes: &[u8]| {
+            Ok(Unit::Losses(Arc::new(blocked::decode_loss_block(&f.path, &f.head, b, e, bytes)?)))
+        };
+        match self.block(m, Kind::Losses, tiles, shard, rank, decode)? {
+            (Unit::Losses(l), within) => Ok(l.binary_search(&(within as u16)).is_ok()),
+            _ => unreachable!("loss blocks are cached under the loss kind"),
+        }
     }
 
     /// The Grundy value of rank `rank` of shard `shard` of level `tiles`.
     pub(crate) fn grundy(&self, m: &Manifest, tiles: u32, shard: usize, rank: u64) -> Result<u8, TableError> {
-        let (f, b, within, entry) = self.locate(m, Kind::Grundy, tiles, shard, rank)?;
-        let key = (Kind::Grundy as u8, tiles, shard as u32, b as u64);
-        let cached = held(&self.cache).get(&key);
-        let block = match cached {
-            Some(Unit::Values(v)) => v,
-            _ => {
-                let bytes = read_at(&f.file, &f.path, entry.offset, entry.len as usize)?;
-                let v = Arc::new(blocked::decode_grundy_block(&f.path, &f.head, b, &entry, &bytes)?);
-                held(&self.cache).put(key, Unit::Values(v.clone()));
-                v
-            }
+        let decode = |f: &BlockFile, b, e: &BlockEntry, bytes: &[u8]| {
+            Ok(Unit::Values(Arc::new(blocked::decode_grundy_block(&f.path, &f.head, b, e, bytes)?)))
         };
-        Ok(block[within as usize])
+        match self.block(m, Kind::Grundy, tiles, shard, rank, decode)? {
+            (Unit::Values(v), within) => Ok(v[within as usize]),
+            _ => unreachable!("Grundy blocks are cached under the Grundy kind"),
+        }
     }
 }

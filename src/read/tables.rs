@@ -302,51 +302,56 @@ impl Tables {
     /// contradiction means damaged tables (`FORMAT.md` section 10).
     fn check_rules(&self, p: &Position, outcome: Outcome, grundy: Option<u8>, moves: &[MoveInfo]) -> Result<(), ProbeError> {
         let fail = |what: String| ProbeError::Contradiction { dir: self.dir.path().display().to_string(), what };
-        let losses = self.table_of(Kind::Losses, p);
-        let losing = moves.iter().find(|m| m.outcome == Outcome::Loss);
-        match (outcome, losing) {
+        // The tables are named only when something fails: this runs for every answer.
+        let losses = |p: &Position| self.table_of(Kind::Losses, p);
+        let values = |p: &Position| self.table_of(Kind::Grundy, p);
+        let child = |m: &MoveInfo| Position::from_valid_rows(&m.position);
+        match (outcome, moves.iter().find(|m| m.outcome == Outcome::Loss)) {
             (Outcome::Loss, Some(m)) => {
-                let child = Position::new(&m.position.iter().map(|&x| x as u32).collect::<Vec<_>>()).expect("a child is a position");
+                let c = child(m);
                 return Err(fail(format!(
-                    "position {p} is a loss in {losses}, but its move ({},{}) leads to {child}, a loss in {}",
+                    "position {p} is a loss in {}, but its move ({},{}) leads to {c}, a loss in {}",
+                    losses(p),
                     m.cell[0],
                     m.cell[1],
-                    self.table_of(Kind::Losses, &child)
+                    losses(&c)
                 )));
             }
             (Outcome::Win, None) => {
-                return Err(fail(format!("position {p} is a win in {losses}, but none of its moves leads to a loss")));
+                return Err(fail(format!("position {p} is a win in {}, but none of its moves leads to a loss", losses(p))));
             }
             _ => {}
         }
         if let Some(g) = grundy {
-            let values = self.table_of(Kind::Grundy, p);
             if (g == 0) != (outcome == Outcome::Loss) {
-                return Err(fail(format!("position {p} has Grundy value {g} in {values} but is a {} in {losses}", outcome.as_str())));
+                return Err(fail(format!(
+                    "position {p} has Grundy value {g} in {} but is a {} in {}",
+                    values(p),
+                    outcome.as_str(),
+                    losses(p)
+                )));
             }
             let mut seen = [false; 257];
             for m in moves {
                 match m.grundy {
                     Some(v) => seen[v as usize] = true,
-                    None => return Err(fail(format!("position {p} has a Grundy value in {values}, a child of it none"))),
+                    None => return Err(fail(format!("position {p} has a Grundy value in {}, a child of it none", values(p)))),
                 }
             }
             let mex = seen.iter().position(|&s| !s).unwrap_or(256);
             if mex != g as usize {
-                return Err(fail(format!("position {p} has Grundy value {g} in {values}, the mex of its children's values is {mex}")));
+                return Err(fail(format!("position {p} has Grundy value {g} in {}, the mex of its children's values is {mex}", values(p))));
             }
         }
         for m in moves {
-            if let Some(v) = m.grundy {
-                if (v == 0) != (m.outcome == Outcome::Loss) {
-                    let child = Position::new(&m.position.iter().map(|&x| x as u32).collect::<Vec<_>>()).expect("a child is a position");
-                    return Err(fail(format!(
-                        "position {child} has Grundy value {v} in {} but is a {} in {}",
-                        self.table_of(Kind::Grundy, &child),
-                        m.outcome.as_str(),
-                        self.table_of(Kind::Losses, &child)
-                    )));
-                }
+            if let Some(v) = m.grundy.filter(|&v| (v == 0) != (m.outcome == Outcome::Loss)) {
+                let c = child(m);
+                return Err(fail(format!(
+                    "position {c} has Grundy value {v} in {} but is a {} in {}",
+                    values(&c),
+                    m.outcome.as_str(),
+                    losses(&c)
+                )));
             }
         }
         Ok(())
@@ -354,7 +359,7 @@ impl Tables {
 
     /// Outcome, value and every move (best first) of `p`, checked against
     /// each other ([`Tables::check_rules`]).
-    fn checked(&self, p: &Position) -> Result<(Outcome, Option<u8>, Vec<MoveInfo>), ProbeError> {
+    pub(super) fn checked(&self, p: &Position) -> Result<(Outcome, Option<u8>, Vec<MoveInfo>), ProbeError> {
         let outcome = self.outcome(p)?;
         let grundy = self.grundy(p)?;
         let mut moves = Vec::new();

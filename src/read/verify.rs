@@ -3,7 +3,7 @@
 //! agree, a Grundy value is the mex of its children's, rank and unrank are
 //! inverse).
 
-use super::{Outcome, ProbeError, Tables};
+use super::{ProbeError, Tables};
 use crate::game::Position;
 use crate::store::{sha256_hex, Kind, LossSet, Manifest, TableDir};
 use std::ops::RangeInclusive;
@@ -292,31 +292,9 @@ fn check_position(t: &Tables, p: &Position, rank: u64, sym: bool) -> Result<(), 
     if t.ranking().rank(p) != Some(rank) {
         return Err(fail("rank(unrank(r)) != r"));
     }
-    let outcome = t.outcome(p).map_err(e)?;
-    let grundy = t.grundy(p).map_err(e)?;
-    let mut losing_children = 0;
-    let mut seen = [false; 257];
-    for (_, child) in p.moves() {
-        if t.outcome(&child).map_err(e)? == Outcome::Loss {
-            losing_children += 1;
-        }
-        if grundy.is_some() {
-            if let Some(g) = t.grundy(&child).map_err(e)? {
-                seen[g as usize] = true;
-            }
-        }
-    }
-    match outcome {
-        Outcome::Loss if losing_children > 0 => return Err(fail("a loss with a losing child")),
-        Outcome::Win if losing_children == 0 => return Err(fail("a win with no losing child")),
-        _ => {}
-    }
-    if let Some(g) = grundy {
-        let mex = seen.iter().position(|&s| !s).unwrap_or(256);
-        if mex != g as usize {
-            return Err(fail(&format!("Grundy value {g}, mex of the children is {mex}")));
-        }
-    }
+    // The rules of the game (a loss has no losing child, a win has one, a
+    // value is the mex of its children's): the checks every answer makes.
+    let (outcome, grundy, _) = t.checked(p).map_err(e)?;
     if sym {
         let c = p.conjugate();
         if t.outcome(&c).map_err(e)? != outcome || t.grundy(&c).map_err(e)? != grundy {

@@ -310,13 +310,7 @@ impl TableDir {
                     (Header::shard(Kind::Losses, &m.universe, tiles, place, s.positions, s.losses), Some(i as u32))
                 }
             };
-            let name = Self::table_name(Kind::Losses, tiles, index);
-            written.push(if m.is_blocked() {
-                let (bytes, head_len) = blocked::encode_losses(&header, part);
-                self.write_table_bytes(&name, &bytes, head_len)?
-            } else {
-                self.write_entry(&name, &format::encode_losses(&header, part))?
-            });
+            written.push(self.encode_and_write(m, &Self::table_name(Kind::Losses, tiles, index), &header, TableContent::Losses(part))?);
         }
         Ok(written)
     }
@@ -345,13 +339,7 @@ impl TableDir {
             } else {
                 (Header::new(Kind::Grundy, &m.universe, tiles, s.positions, s.losses), None)
             };
-            let name = Self::table_name(Kind::Grundy, tiles, shard);
-            written.push(if m.is_blocked() {
-                let (bytes, head_len) = blocked::encode_grundy(&header, slice);
-                self.write_table_bytes(&name, &bytes, head_len)?
-            } else {
-                self.write_entry(&name, &format::encode_grundy(&header, slice))?
-            });
+            written.push(self.encode_and_write(m, &Self::table_name(Kind::Grundy, tiles, shard), &header, TableContent::Grundy(slice))?);
         }
         Ok(written)
     }
@@ -381,25 +369,26 @@ impl TableDir {
             TableContent::Grundy(_) => Kind::Grundy,
         };
         let header = Self::expected_header(m, kind, tiles, shard);
-        let name = Self::shard_name(m, kind, tiles, shard);
-        match (content, m.is_blocked()) {
-            (TableContent::Losses(ranks), true) => {
-                let (bytes, head_len) = blocked::encode_losses(&header, ranks);
-                self.write_table_bytes(&name, &bytes, head_len)
-            }
-            (TableContent::Grundy(values), true) => {
-                let (bytes, head_len) = blocked::encode_grundy(&header, values);
-                self.write_table_bytes(&name, &bytes, head_len)
-            }
-            (TableContent::Losses(ranks), false) => self.write_entry(&name, &format::encode_losses(&header, ranks)),
-            (TableContent::Grundy(values), false) => self.write_entry(&name, &format::encode_grundy(&header, values)),
-        }
+        self.encode_and_write(m, &Self::shard_name(m, kind, tiles, shard), &header, content)
     }
 
-    /// Writes the format-3 table `rel` (its head the first `head_len` bytes) atomically; returns its manifest entry.
-    fn write_table_bytes(&self, rel: &str, bytes: &[u8], head_len: usize) -> Result<(String, FileEntry), TableError> {
-        self.put(&self.root.join(rel), bytes)?;
-        Ok((rel.to_string(), FileEntry::table(bytes, head_len)))
+    /// Encodes a table with `header` in `m`'s format and writes it as `rel`
+    /// atomically; returns its manifest entry (with its head in format 3).
+    fn encode_and_write(
+        &self,
+        m: &Manifest,
+        rel: &str,
+        header: &Header,
+        content: TableContent<'_>,
+    ) -> Result<(String, FileEntry), TableError> {
+        let (bytes, head_len) = match (content, m.is_blocked()) {
+            (TableContent::Losses(ranks), true) => blocked::encode_losses(header, ranks),
+            (TableContent::Grundy(values), true) => blocked::encode_grundy(header, values),
+            (TableContent::Losses(ranks), false) => return self.write_entry(rel, &format::encode_losses(header, ranks)),
+            (TableContent::Grundy(values), false) => return self.write_entry(rel, &format::encode_grundy(header, values)),
+        };
+        self.put(&self.root.join(rel), &bytes)?;
+        Ok((rel.to_string(), FileEntry::table(&bytes, head_len)))
     }
 
     /// Writes `path` under a temporary name and renames it: flushed now, or
