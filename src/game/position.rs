@@ -97,6 +97,11 @@ impl Position {
         &self.rows
     }
 
+    /// Row lengths, top row first, taken out of the position.
+    pub fn into_rows(self) -> Vec<u8> {
+        self.rows
+    }
+
     /// Number of tiles (the level of the position).
     pub fn tiles(&self) -> u32 {
         self.rows.iter().map(|&r| r as u32).sum()

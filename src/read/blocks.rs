@@ -9,7 +9,7 @@ use lru::LruCache;
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// The default bound of a reader's cache of decoded pages and blocks.
 pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
@@ -48,6 +48,37 @@ impl BlockFile {
         blocked::expect(&path, &head, want)?;
         Ok(BlockFile { path, file, head })
     }
+}
+
+/// Whether the increasing offsets `l` (of a block of 2^16 ranks) hold `x`.
+/// Losses spread fairly evenly over a block: the search starts where `x`
+/// would be if they were even and widens from there, touching a cache line
+/// or two where a binary search over a block's ~900 offsets touches five.
+fn contains(l: &[u16], x: u16) -> bool {
+    let n = l.len();
+    if n == 0 {
+        return false;
+    }
+    let guess = ((x as usize * n) >> 16).min(n - 1);
+    // Bracket x in l[lo..hi] by steps doubling away from the guess.
+    let (lo, hi) = if l[guess] <= x {
+        let mut step = 1;
+        let mut lo = guess;
+        while lo + step < n && l[lo + step] <= x {
+            lo += step;
+            step *= 2;
+        }
+        (lo, (lo + step + 1).min(n))
+    } else {
+        let mut step = 1;
+        let mut hi = guess;
+        while hi >= step && l[hi - step] > x {
+            hi -= step;
+            step *= 2;
+        }
+        (hi.saturating_sub(step), hi)
+    };
+    l[lo..hi].binary_search(&x).is_ok()
 }
 
 fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>, TableError> {
@@ -127,73 +158,78 @@ impl ByteLru {
     }
 }
 
+/// The cache is split in shards, each with its share of the bound, so that
+/// threads answering different questions rarely wait for one lock.
+const SHARDS: usize = 8;
+
 /// The block reader of one format-3 table directory.
 pub(crate) struct BlockReader {
     root: PathBuf,
-    files: Mutex<HashMap<(u8, u32, u32), Arc<BlockFile>>>,
-    cache: Mutex<ByteLru>,
+    /// Open tables; read-mostly (a table is opened once, then only looked up).
+    files: RwLock<HashMap<(u8, u32, u32), Arc<BlockFile>>>,
+    /// [`SHARDS`] caches; a key's shard is [`BlockReader::cache`]'s.
+    cache: Vec<Mutex<ByteLru>>,
 }
 
-/// A cache's lock, used as is after a panic elsewhere (entries are inserted whole).
+/// Shard `i`'s share of a bound of `limit` bytes (the shares add up to it).
+fn share(limit: usize, i: usize) -> usize {
+    limit / SHARDS + usize::from(i < limit % SHARDS)
+}
+
+/// A lock, used as is after a panic elsewhere (entries are inserted whole).
 fn held<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl BlockReader {
     pub(crate) fn new(root: &Path, cache_bytes: usize) -> Self {
-        BlockReader {
-            root: root.to_path_buf(),
-            files: Mutex::default(),
-            cache: Mutex::new(ByteLru { map: LruCache::unbounded(), bytes: 0, limit: cache_bytes }),
-        }
+        let shard = |i| Mutex::new(ByteLru { map: LruCache::unbounded(), bytes: 0, limit: share(cache_bytes, i) });
+        BlockReader { root: root.to_path_buf(), files: RwLock::default(), cache: (0..SHARDS).map(shard).collect() }
+    }
+
+    /// The cache shard of key `k`: neighbouring blocks of one table fall in different shards.
+    fn cache(&self, k: &Key) -> std::sync::MutexGuard<'_, ByteLru> {
+        let spread = (k.1 as usize).wrapping_mul(31) ^ (k.2 as usize).wrapping_mul(7) ^ k.4 as usize;
+        held(&self.cache[spread % SHARDS])
     }
 
     /// Bytes held by the cache, and its bound.
     pub(crate) fn cache_usage(&self) -> (usize, usize) {
-        let c = held(&self.cache);
-        (c.bytes, c.limit)
+        self.cache
+            .iter()
+            .map(|c| {
+                let c = held(c);
+                (c.bytes, c.limit)
+            })
+            .fold((0, 0), |(a, b), (c, d)| (a + c, b + d))
     }
 
     /// Changes the cache's bound (dropping what no longer fits).
     pub(crate) fn set_cache_limit(&self, limit: usize) {
-        let mut c = held(&self.cache);
-        c.limit = limit;
-        c.evict();
+        for (i, c) in self.cache.iter().enumerate() {
+            let mut c = held(c);
+            c.limit = share(limit, i);
+            c.evict();
+        }
     }
 
     fn file(&self, m: &Manifest, kind: Kind, tiles: u32, shard: usize) -> Result<Arc<BlockFile>, TableError> {
         let key = (kind as u8, tiles, shard as u32);
-        if let Some(f) = held(&self.files).get(&key) {
+        if let Some(f) = self.files.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
             return Ok(f.clone());
         }
         let rel = &TableDir::table_names(m, kind, tiles)[shard];
         let want = TableDir::expected_header(m, kind, tiles, shard);
         let f = Arc::new(BlockFile::open(&self.root, m, rel, &want)?);
-        held(&self.files).insert(key, f.clone());
+        self.files.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, f.clone());
         Ok(f)
     }
 
-    /// The entry of the block holding `rank` (a rank in the shard), read
-    /// through its index page; returns the file, block and rank in it.
-    fn locate(
-        &self,
-        m: &Manifest,
-        kind: Kind,
-        tiles: u32,
-        shard: usize,
-        rank: u64,
-    ) -> Result<(Arc<BlockFile>, u32, u32, BlockEntry), TableError> {
-        let f = self.file(m, kind, tiles, shard)?;
-        if rank >= f.head.header.positions {
-            return Err(TableError::Corrupt {
-                path: f.path.clone(),
-                what: format!("rank {rank} beyond the table's {} positions", f.head.header.positions),
-            });
-        }
-        let (b, within) = f.head.block_of(rank);
+    /// The entry of block `b` of table `f`, read through its index page.
+    fn entry(&self, f: &BlockFile, kind: Kind, tiles: u32, shard: usize, b: u32) -> Result<BlockEntry, TableError> {
         let (p, i) = f.head.page_of(b);
         let key = (kind as u8, tiles, shard as u32, PAGE, p);
-        let cached = held(&self.cache).get(&key);
+        let cached = self.cache(&key).get(&key);
         let page = match cached {
             Some(Unit::Page(page)) => page,
             Some(_) => unreachable!("a page key holds a page"),
@@ -201,15 +237,16 @@ impl BlockReader {
                 let (off, len) = f.head.page_span(p);
                 let bytes = read_at(&f.file, &f.path, off, len)?;
                 let page = Arc::new(f.head.decode_page(&f.path, p, &bytes)?);
-                held(&self.cache).put(key, Unit::Page(page.clone()));
+                self.cache(&key).put(key, Unit::Page(page.clone()));
                 page
             }
         };
-        Ok((f, b, within, page[i]))
+        Ok(page[i])
     }
 
     /// The decoded block holding `rank` of a table of `kind` (cached, or read
-    /// and checked by `decode`), and the rank within it.
+    /// through its index page and checked by `decode`), and the rank within it.
+    /// A cached block is found without its page: one look-up per answer.
     fn block(
         &self,
         m: &Manifest,
@@ -219,15 +256,23 @@ impl BlockReader {
         rank: u64,
         decode: impl FnOnce(&BlockFile, u32, &BlockEntry, &[u8]) -> Result<Unit, TableError>,
     ) -> Result<(Unit, u32), TableError> {
-        let (f, b, within, entry) = self.locate(m, kind, tiles, shard, rank)?;
+        let f = self.file(m, kind, tiles, shard)?;
+        if rank >= f.head.header.positions {
+            return Err(TableError::Corrupt {
+                path: f.path.clone(),
+                what: format!("rank {rank} beyond the table's {} positions", f.head.header.positions),
+            });
+        }
+        let (b, within) = f.head.block_of(rank);
         let key = (kind as u8, tiles, shard as u32, BLOCK, b);
-        let cached = held(&self.cache).get(&key);
+        let cached = self.cache(&key).get(&key);
         let unit = match cached {
             Some(unit) => unit,
             None => {
+                let entry = self.entry(&f, kind, tiles, shard, b)?;
                 let bytes = read_at(&f.file, &f.path, entry.offset, entry.len as usize)?;
                 let unit = decode(&f, b, &entry, &bytes)?;
-                held(&self.cache).put(key, unit.clone());
+                self.cache(&key).put(key, unit.clone());
                 unit
             }
         };
@@ -240,7 +285,7 @@ impl BlockReader {
             Ok(Unit::Losses(Arc::new(blocked::decode_loss_block(&f.path, &f.head, b, e, bytes)?)))
         };
         match self.block(m, Kind::Losses, tiles, shard, rank, decode)? {
-            (Unit::Losses(l), within) => Ok(l.binary_search(&(within as u16)).is_ok()),
+            (Unit::Losses(l), within) => Ok(contains(&l, within as u16)),
             _ => unreachable!("loss blocks are cached under the loss kind"),
         }
     }
@@ -253,6 +298,24 @@ impl BlockReader {
         match self.block(m, Kind::Grundy, tiles, shard, rank, decode)? {
             (Unit::Values(v), within) => Ok(v[within as usize]),
             _ => unreachable!("Grundy blocks are cached under the Grundy kind"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn contains_agrees_with_a_binary_search(mut l in proptest::collection::vec(any::<u16>(), 0..2000), x in any::<u16>()) {
+            l.sort_unstable();
+            l.dedup();
+            prop_assert_eq!(contains(&l, x), l.binary_search(&x).is_ok());
+            for &y in l.iter().step_by(7) {
+                prop_assert!(contains(&l, y));
+            }
         }
     }
 }

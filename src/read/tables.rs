@@ -91,8 +91,17 @@ impl Tables {
     /// # Errors
     /// [`ProbeError`] when the manifest is missing or invalid.
     pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> Result<Self, ProbeError> {
+        let manifest = TableDir::new(dir).read_manifest()?;
+        Self::with_manifest(dir, manifest, cache_bytes)
+    }
+
+    /// The tables of directory `dir` as `manifest` lists them (a run's own,
+    /// in memory, before it is written: the check inside every level).
+    ///
+    /// # Errors
+    /// [`ProbeError`] when the manifest does not fit its universe.
+    pub(crate) fn with_manifest(dir: &Path, manifest: Manifest, cache_bytes: usize) -> Result<Self, ProbeError> {
         let dir = TableDir::new(dir);
-        let manifest = dir.read_manifest()?;
         let invalid = |what: String| ManifestError::Invalid { path: dir.manifest_path().display().to_string(), what };
         let ranking = Ranking::new(&manifest.universe).map_err(|e| invalid(e.to_string()))?;
         // The manifest's levels against this reader's own ranking (FORMAT.md section 10).
@@ -105,7 +114,7 @@ impl Tables {
                 invalid(format!("level {} has {} positions, the ranking counts {}", l.tiles, l.positions, ranking.size(l.tiles))).into()
             );
         }
-        let firsts = (1..=manifest.levels_complete).map(|n| manifest.level_shards(n).iter().map(|s| s.first).collect()).collect();
+        let firsts = shard_firsts(&manifest);
         let blocked = manifest.is_blocked().then(|| BlockReader::new(dir.path(), cache_bytes));
         Ok(Tables {
             dir,
@@ -117,6 +126,14 @@ impl Tables {
             blocks: Default::default(),
             blocked,
         })
+    }
+
+    /// Takes a later manifest of the same run (more levels complete): what
+    /// is cached of the levels both list stays valid.
+    pub(crate) fn advance(&mut self, manifest: Manifest) {
+        debug_assert!(manifest.same_job(&self.manifest) && manifest.levels_complete >= self.manifest.levels_complete);
+        self.firsts = shard_firsts(&manifest);
+        self.manifest = manifest;
     }
 
     /// Bytes held by the cache of decoded pages and blocks, and its bound
@@ -280,6 +297,11 @@ impl Tables {
     /// [`ProbeError`] for positions outside the tables and damaged tables.
     pub fn outcome(&self, p: &Position) -> Result<Outcome, ProbeError> {
         let (tiles, rank) = self.locate(p)?;
+        self.outcome_at(tiles, rank)
+    }
+
+    /// Outcome of the position of rank `rank` in level `tiles`.
+    fn outcome_at(&self, tiles: u32, rank: u64) -> Result<Outcome, ProbeError> {
         let (shard, rank) = self.shard_of(tiles, rank);
         let loss = match &self.blocked {
             Some(b) => b.is_loss(&self.manifest, tiles, shard, rank)?,
@@ -360,20 +382,26 @@ impl Tables {
     /// Outcome, value and every move (best first) of `p`, checked against
     /// each other ([`Tables::check_rules`]).
     pub(super) fn checked(&self, p: &Position) -> Result<(Outcome, Option<u8>, Vec<MoveInfo>), ProbeError> {
-        let outcome = self.outcome(p)?;
-        let grundy = self.grundy(p)?;
-        let mut moves = Vec::new();
-        for ((r, c), child) in p.moves() {
+        let (tiles, rank) = self.locate(p)?;
+        let outcome = self.outcome_at(tiles, rank)?;
+        let grundy = self.grundy_value(tiles, rank)?;
+        let children = p.moves();
+        let mut moves = Vec::with_capacity(children.len());
+        for ((r, c), child) in children {
+            // Each child is ranked once, for its outcome and its value.
+            let (tiles, rank) = self.locate(&child)?;
             moves.push(MoveInfo {
                 cell: [r, c],
-                outcome: self.outcome(&child)?,
-                grundy: self.grundy(&child)?,
-                position: child.rows().to_vec(),
+                outcome: self.outcome_at(tiles, rank)?,
+                grundy: self.grundy_value(tiles, rank)?,
+                position: child.into_rows(),
             });
         }
         self.check_rules(p, outcome, grundy, &moves)?;
         // A move to a loss wins; a larger remaining position gives the opponent more to err in.
-        moves.sort_by_key(|m| (m.outcome != Outcome::Loss, std::cmp::Reverse(m.position.iter().map(|&x| x as u32).sum::<u32>()), m.cell));
+        moves.sort_by_cached_key(|m| {
+            (m.outcome != Outcome::Loss, std::cmp::Reverse(m.position.iter().map(|&x| x as u32).sum::<u32>()), m.cell)
+        });
         Ok((outcome, grundy, moves))
     }
 
@@ -427,6 +455,11 @@ impl Tables {
             moves,
         })
     }
+}
+
+/// The first rank of every shard of every complete level.
+fn shard_firsts(manifest: &Manifest) -> Vec<Vec<u64>> {
+    (1..=manifest.levels_complete).map(|n| manifest.level_shards(n).iter().map(|s| s.first).collect()).collect()
 }
 
 /// A cache's lock. A panic elsewhere while it was held cannot have left it

@@ -3,7 +3,7 @@
 //! agree, a Grundy value is the mex of its children's, rank and unrank are
 //! inverse).
 
-use super::{ProbeError, Tables};
+use super::{Outcome, ProbeError, Tables};
 use crate::game::Position;
 use crate::store::{sha256_hex, Kind, LossSet, Manifest, TableDir};
 use std::ops::RangeInclusive;
@@ -286,7 +286,10 @@ fn loss_rank(level: &LossSet, k: u64) -> u64 {
     unreachable!("k below the level's losses")
 }
 
-fn check_position(t: &Tables, p: &Position, rank: u64, sym: bool) -> Result<(), String> {
+/// Checks position `p` (of rank `rank`) against the rules of the game
+/// through its children, and against its conjugate in a symmetric
+/// universe; returns its outcome, or what is wrong.
+pub(crate) fn check_position(t: &Tables, p: &Position, rank: u64, sym: bool) -> Result<Outcome, String> {
     let fail = |what: &str| format!("position {p}: {what}");
     let e = |err: ProbeError| fail(&err.to_string());
     if t.ranking().rank(p) != Some(rank) {
@@ -301,7 +304,7 @@ fn check_position(t: &Tables, p: &Position, rank: u64, sym: bool) -> Result<(), 
             return Err(fail("its conjugate has another outcome or value"));
         }
     }
-    Ok(())
+    Ok(outcome)
 }
 
 /// How a directory compares with a published manifest ([`against`]).

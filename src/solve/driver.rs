@@ -3,6 +3,8 @@
 //! [`Options::checkpoint_seconds`] have passed since the last checkpoint,
 //! resuming after the last checkpointed level.
 
+use super::check::Checker;
+use super::check::CHECK_SAMPLES;
 use super::error::io_err;
 use super::events::{Event, LevelReport, ProcessWork};
 use super::grundy;
@@ -39,6 +41,9 @@ pub struct Options {
     /// checkpointed together, so that small runs do not pay two flushes per
     /// level. 0 checkpoints every level. A crash loses at most this much work.
     pub checkpoint_seconds: f64,
+    /// Positions of each level checked against the rules of the game once
+    /// its tables are written (format 3; 0: none). See [`super::check`].
+    pub check_samples: u64,
 }
 
 /// The default [`Options::checkpoint_seconds`].
@@ -48,7 +53,14 @@ impl Options {
     /// Options for a run into `out`: no overwrite, memory limited by what is
     /// available, scratch files inside `out`.
     pub fn new(out: impl Into<PathBuf>) -> Self {
-        Options { out: out.into(), force: false, max_memory: None, work_dir: None, checkpoint_seconds: CHECKPOINT_SECONDS }
+        Options {
+            out: out.into(),
+            force: false,
+            max_memory: None,
+            work_dir: None,
+            checkpoint_seconds: CHECKPOINT_SECONDS,
+            check_samples: CHECK_SAMPLES,
+        }
     }
 }
 
@@ -192,6 +204,10 @@ fn run_levels(
         reload(ranking, plan, dir, work, manifest, words.is_none().then_some(&mut frontier), &mut grundy_maps, comm)?;
     }
     let shard_limit = plan.shard_limit(ranking);
+    let mut checker = Checker::new(opts.check_samples);
+    if root && !checker.active(manifest) && manifest.levels_complete < top {
+        on_event(&Event::Unchecked { samples: opts.check_samples, format: manifest.format_version });
+    }
     let mut mine = ProcessWork { process: comm.process(), ..Default::default() };
     let mut checkpointed = Instant::now();
     for n in manifest.levels_complete + 1..=top {
@@ -247,13 +263,20 @@ fn run_levels(
             mine.lookups += level.lookups;
         }
         // Every process's files are written once this returns: then the
-        // manifest may list them.
-        manifest.add_entries(gather_entries(&written, comm));
-        manifest.levels.push(stats.clone());
+        // manifest may list them. The level joins the run's manifest once
+        // its check passes (a failure leaves it out of every checkpoint).
+        let mut next = manifest.clone();
+        next.add_entries(gather_entries(&written, comm));
+        next.levels.push(stats.clone());
         if ranges.is_some() {
-            manifest.shards.push(shards);
+            next.shards.push(shards);
         }
-        manifest.levels_complete = n;
+        next.levels_complete = n;
+        let t2 = Instant::now();
+        let checked = checker.check(dir.path(), &next, n, &found.ranks, comm);
+        next.checks.extend(checked.record(n).map_err(JobError::SelfCheck)?);
+        let check_seconds = t2.elapsed().as_secs_f64();
+        *manifest = next;
         // The last level's checkpoint is the finished manifest.
         if root && n < top && checkpointed.elapsed().as_secs_f64() >= opts.checkpoint_seconds {
             dir.sync_written()?;
@@ -261,7 +284,16 @@ fn run_levels(
             checkpointed = Instant::now();
             on_event(&Event::Checkpointed { levels_complete: n });
         }
-        on_event(&Event::Level(LevelReport { stats, max_tiles: top, sieve_seconds, grundy_seconds, marks: found.marks, lookups }));
+        on_event(&Event::Level(LevelReport {
+            stats,
+            max_tiles: top,
+            sieve_seconds,
+            grundy_seconds,
+            marks: found.marks,
+            lookups,
+            checked: checked.positions,
+            check_seconds,
+        }));
         if n == frontier.horizon() && n < top {
             // The next epoch (window): checkpoint (every process then
             // reads the same manifest), hold its marks, push every decided loss into it.

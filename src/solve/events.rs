@@ -19,6 +19,11 @@ pub struct LevelReport {
     pub marks: u64,
     /// Child look-ups of the Grundy pass.
     pub lookups: u64,
+    /// Positions checked against the rules once the level was written
+    /// (0: not checked).
+    pub checked: u64,
+    /// Seconds of that check.
+    pub check_seconds: f64,
 }
 
 /// Events of a run, for progress display.
@@ -59,6 +64,14 @@ pub enum Event {
         seconds: f64,
         /// The losses it found.
         losses: u64,
+    },
+    /// The levels of this run are not checked as they are written: no
+    /// sample was asked for, or the tables are not in format 3 (coordinator only).
+    Unchecked {
+        /// The positions asked for per level.
+        samples: u64,
+        /// The table format.
+        format: u16,
     },
     /// A level is starting.
     Started {

@@ -2,6 +2,7 @@
 //! the loss sieve and the Grundy pass, with the plan, the memory model and
 //! the events a run reports. See `docs/math.md` for the mathematics.
 
+pub mod check;
 mod driver;
 mod error;
 mod events;
@@ -12,6 +13,7 @@ mod plan;
 pub mod sieve;
 pub mod words;
 
+pub use check::CHECK_SAMPLES;
 pub use driver::{run, run_on, Options, CHECKPOINT_SECONDS};
 pub use error::JobError;
 pub use events::{Event, LevelReport, ProcessWork};

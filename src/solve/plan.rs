@@ -61,6 +61,7 @@ impl Plan {
             complete: false,
             levels: Vec::new(),
             shards: Vec::new(),
+            checks: Vec::new(),
             files: Default::default(),
             checksum: String::new(),
         }

@@ -7,7 +7,7 @@
 use super::blocked::VERSION_BLOCKED;
 use super::dir::{DirError, TableContent, TableDir, GRUNDY_HISTOGRAM_CSV, SUMMARY_CSV, SUMMARY_JSON};
 use super::format::Kind;
-use super::manifest::Manifest;
+use super::manifest::{LevelCheck, Manifest};
 use std::path::Path;
 
 /// What [`convert`] reports after each level.
@@ -21,16 +21,25 @@ pub struct Converted {
     pub source_bytes: u64,
     /// Bytes of its new tables.
     pub bytes: u64,
+    /// Positions of it checked (0: none).
+    pub checked: u64,
 }
 
-/// Converts table directory `src` (format 1, 2 or 3) into `out` in format 3.
-/// `out` must be new, empty, or a conversion of the same directory stopped
-/// earlier (which is resumed). Returns the new manifest.
+/// A check of each level converted, as a run makes it: given the new
+/// manifest listing the level, the level and its losses, what the manifest
+/// records of the check, or why the level fails it
+/// (`crate::solve::check::Checker` in the binary).
+pub type LevelChecker<'a> = dyn FnMut(&Manifest, u32, &[u64]) -> Result<Option<LevelCheck>, String> + 'a;
+
+/// Converts table directory `src` (format 1, 2 or 3) into `out` in format 3,
+/// checking each level written with `check`. `out` must be new, empty, or a
+/// conversion of the same directory stopped earlier (which is resumed).
+/// Returns the new manifest.
 ///
 /// # Errors
-/// [`DirError`] when `src` is damaged (naming the file), when `out` holds
-/// something else or is in use, and for I/O errors.
-pub fn convert(src: &Path, out: &Path, mut on_level: impl FnMut(Converted)) -> Result<Manifest, DirError> {
+/// [`DirError`] when `src` is damaged (naming the file), when a level fails
+/// its check, when `out` holds something else or is in use, and for I/O errors.
+pub fn convert(src: &Path, out: &Path, mut on_level: impl FnMut(Converted), check: &mut LevelChecker) -> Result<Manifest, DirError> {
     let from = TableDir::new(src);
     let source = from.read_manifest()?;
     let dir = TableDir::new(out).deferring();
@@ -45,6 +54,7 @@ pub fn convert(src: &Path, out: &Path, mut on_level: impl FnMut(Converted)) -> R
     fresh.complete = false;
     fresh.levels.clear();
     fresh.shards.clear();
+    fresh.checks.clear();
     fresh.files.clear();
     if let Ok(held) = dir.read_manifest() {
         if !held.same_job(&fresh) {
@@ -79,11 +89,13 @@ pub fn convert(src: &Path, out: &Path, mut on_level: impl FnMut(Converted)) -> R
         m.levels_complete = n;
         let mut entries = Vec::new();
         let mut source_bytes = 0;
+        let mut losses = Vec::new();
         for (s, shard) in source.level_shards(n).iter().enumerate() {
             let bits = from.read_loss_shard(&source, n, s)?;
             let ranks: Vec<u64> = bits.iter().map(|r| shard.first + r as u64).collect();
             drop(bits);
             entries.push(dir.write_table(&m, n, s, TableContent::Losses(&ranks))?);
+            losses.extend(ranks);
             if n <= source.grundy_max_tiles {
                 let values = from.read_grundy_shard_values(&source, n, s)?;
                 entries.push(dir.write_table(&m, n, s, TableContent::Grundy(&values))?);
@@ -96,9 +108,13 @@ pub fn convert(src: &Path, out: &Path, mut on_level: impl FnMut(Converted)) -> R
         }
         let bytes = entries.iter().map(|(_, e)| e.bytes).sum();
         m.add_entries(entries);
+        let record = check(&m, n, &losses).map_err(|what| DirError::Refused(format!("{}: {what}", out.display())))?;
+        let checked = record.map_or(0, |c| c.positions);
+        m.checks.extend(record);
+        drop(losses);
         dir.sync_written()?;
         m.write(dir.path())?;
-        on_level(Converted { tiles: n, levels: source.levels_complete, source_bytes, bytes });
+        on_level(Converted { tiles: n, levels: source.levels_complete, source_bytes, bytes, checked });
     }
     if source.complete && !m.complete {
         // The summaries derive from the level statistics: the same bytes as

@@ -441,9 +441,7 @@ impl TableDir {
             match self.sync_written().and_then(|()| m.write(&self.root)) {
                 Ok(()) => return m.levels_complete,
                 Err(e) if is_disk_full(&e) && m.levels_complete > durable => {
-                    m.levels_complete -= 1;
-                    m.levels.truncate(m.levels_complete as usize);
-                    m.shards.truncate(m.levels_complete as usize);
+                    m.keep_levels(m.levels_complete - 1);
                 }
                 Err(_) => return durable,
             }

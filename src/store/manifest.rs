@@ -60,6 +60,18 @@ pub struct Shard {
     pub losses: u64,
 }
 
+/// The check of one level while a run wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LevelCheck {
+    /// The level.
+    pub tiles: u32,
+    /// Positions checked (every position of a level smaller than the sample).
+    pub positions: u64,
+    /// Of them, losses.
+    pub losses: u64,
+}
+
 /// The manifest of a table directory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -87,6 +99,11 @@ pub struct Manifest {
     /// Format 2: the shards of every completed level, in level order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<Vec<Shard>>,
+    /// The check inside every level (format 3): how many positions of each
+    /// level the run checked against the rules of the game after writing
+    /// it, in level order; absent for levels written unchecked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<LevelCheck>,
     /// Every file of the directory but the manifest, by relative path.
     pub files: BTreeMap<String, FileEntry>,
     /// SHA-256 of the manifest's canonical text with this field empty (see [`Manifest::canonical`]).
@@ -213,7 +230,7 @@ impl Manifest {
                 what: format!("files lists {name:?}, not a plain relative name (absolute, or with an empty, `.` or `..` component)"),
             });
         }
-        if let Err(what) = m.check_heads() {
+        if let Err(what) = m.check_heads().and_then(|()| m.check_checks()) {
             return Err(ManifestError::Invalid { path: path.display().to_string(), what });
         }
         Ok(m)
@@ -225,9 +242,37 @@ impl Manifest {
         self.universe == other.universe && self.grundy_max_tiles == other.grundy_max_tiles && self.shard_positions == other.shard_positions
     }
 
+    /// Keeps levels `1..=n` only (of `levels_complete ≥ n`): their
+    /// statistics, shards and checks; the files are left as they are.
+    pub fn keep_levels(&mut self, n: u32) {
+        self.levels_complete = n;
+        self.levels.truncate(n as usize);
+        self.shards.truncate(n as usize);
+        self.checks.retain(|c| c.tiles <= n);
+    }
+
     /// Whether the tables are block-addressable (format 3).
     pub fn is_blocked(&self) -> bool {
         self.format_version == VERSION_BLOCKED
+    }
+
+    /// Checks the record of the check inside every level: format 3 only,
+    /// complete levels in increasing order, no more positions than a level
+    /// has, no more losses than positions checked (a sample is drawn with
+    /// replacement: a loss may be counted twice).
+    fn check_checks(&self) -> Result<(), String> {
+        if !self.checks.is_empty() && !self.is_blocked() {
+            return Err("checks are recorded in format 3 only".into());
+        }
+        let mut last = 0;
+        for c in &self.checks {
+            let level = self.levels.get((c.tiles as usize).wrapping_sub(1));
+            if c.tiles <= last || level.is_none_or(|l| c.positions > l.positions || c.losses > c.positions) {
+                return Err(format!("checks: level {} out of order, not complete, or more positions or losses than it has", c.tiles));
+            }
+            last = c.tiles;
+        }
+        Ok(())
     }
 
     /// Checks that exactly the tables of a format-3 directory carry a head
@@ -408,6 +453,7 @@ mod tests {
             shard_positions: None,
             levels: Vec::new(),
             shards: Vec::new(),
+            checks: Vec::new(),
             files: BTreeMap::new(),
             checksum: String::new(),
         };

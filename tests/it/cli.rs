@@ -52,7 +52,7 @@ fn solve_writes_the_documented_files() {
     for (i, row) in rows.iter().enumerate() {
         assert_eq!(row[0], (i + 1).to_string());
     }
-    // chomp.md: p(20) = 627 positions and 42 losses at 20 tiles.
+    // docs/math.md, sections 1 and 2: p(20) = 627 positions and 42 losses at 20 tiles.
     assert_eq!(&rows[19][..3], &["20", "627", "42"]);
 
     let json = read_json(&dir.join("summary.json"));
@@ -309,7 +309,7 @@ fn solve_a_box_with_all_grundy_levels() {
     assert_eq!(manifest["universe"], serde_json::json!({"rows": 2, "cols": 5, "tiles": null}));
     assert_eq!(manifest["grundy_max_tiles"], 10);
     assert_eq!(manifest["levels_complete"], 10);
-    // chomp.md: a 2 x n rectangle is won by (1, n-1); (a, a-1) is a loss.
+    // docs/math.md, section 2: (a, a-1) is a loss, so a 2 x n rectangle is won by (1, n-1).
     let v = query_json(&dir, "5 5");
     assert_eq!(v["winning_moves"], serde_json::json!([[1, 4]]));
     assert!(v["grundy"].as_u64().unwrap() > 0);
@@ -421,4 +421,28 @@ fn summary_and_plot_merge_runs() {
     chomp_solve(&other, &["--rows", "4", "--cols", "6", "--quiet"]);
     let line = assert_one_line_error(&chomp(&["summary", "--tables", l, "--tables", other.to_str().unwrap(), "--out", o]), "box");
     assert!(line.contains("tile-count runs"), "{line}");
+}
+
+#[test]
+fn every_level_is_checked_as_it_is_written_and_the_manifest_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("t");
+    let o = chomp(&["solve", "--max-tiles", "16", "--grundy-max-tiles", "10", "--out", out.to_str().unwrap()]);
+    assert_ok(&o, "solve");
+    let log = text(&o.stderr);
+    // Level 16 has 231 positions: 64 of them checked.
+    assert!(log.lines().any(|l| l.starts_with("level  16/16") && l.contains("checked 64 (")), "{log}");
+    let checks = read_json(&out.join("manifest.json"))["checks"].as_array().unwrap().clone();
+    assert_eq!(checks.len(), 16);
+    assert_eq!(checks[15]["tiles"], 16);
+    assert_eq!(checks[15]["positions"], 64);
+    assert_eq!(checks[9]["positions"], 42); // level 10 whole
+                                            // Not checked: asked for none, or tables not in format 3; each run says so.
+    for (flags, says) in [(&["--check-samples", "0"][..], "--check-samples 0"), (&["--table-format", "2"][..], "these are format 2")] {
+        let out = tmp.path().join(flags[1]);
+        let o = chomp(&[&["solve", "--max-tiles", "12", "--out", out.to_str().unwrap()][..], flags].concat());
+        assert_ok(&o, "solve");
+        assert!(text(&o.stderr).contains(says) && !text(&o.stderr).contains("  checked "), "{}", text(&o.stderr));
+        assert!(read_json(&out.join("manifest.json")).get("checks").is_none());
+    }
 }

@@ -61,8 +61,7 @@ fn a_stopped_conversion_resumes_and_a_foreign_output_is_refused() {
     // temporary file written.
     let mut m = Manifest::read(&out).unwrap();
     m.complete = false;
-    m.levels_complete = 17;
-    m.levels.truncate(17);
+    m.keep_levels(17);
     m.files.retain(|name, _| name.ends_with(".cht") && name[name.len() - 8..name.len() - 4].parse::<u32>().unwrap() <= 17);
     m.write(&out).unwrap();
     std::fs::remove_file(out.join("summary.csv")).unwrap();

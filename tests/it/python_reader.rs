@@ -435,6 +435,7 @@ fn both_readers_refuse_non_canonical_manifests() {
         ));
     }
     cases.push(("format and format_version swapped".into(), Damage::ManifestFieldsSwapped, "fields out of order", ""));
+    cases.push(("a level check counting more losses than positions".into(), Damage::ManifestCheck, "checks: level 7", "checks: level 7"));
     let cases: Vec<_> = cases.into_iter().enumerate().collect();
     par_map(&cases, |(i, (what, damage, py_needle, rust_needle))| {
         let copy = tmp.path().join(format!("case{i}"));
@@ -473,6 +474,8 @@ enum Damage {
     ManifestFileName(&'static str),
     /// Swap `format` and `format_version` (checksum recomputed in the new order).
     ManifestFieldsSwapped,
+    /// Level 7's check counts more losses than positions (checksum recomputed).
+    ManifestCheck,
 }
 
 impl Damage {
@@ -524,6 +527,7 @@ impl Damage {
                 },
                 true,
             ),
+            Damage::ManifestCheck => edit_manifest(&|m| m["checks"][6]["losses"] = Value::from(1000), true),
             Damage::ManifestFieldsSwapped => edit_manifest(
                 &|m| {
                     let mut fields: Vec<(String, Value)> = m.as_object().unwrap().clone().into_iter().collect();

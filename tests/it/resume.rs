@@ -27,8 +27,7 @@ fn leftovers_of_a_killed_run_are_removed_on_rerun() {
             // As if killed right after level 25's checkpoint.
             let mut m = Manifest::read(&out).unwrap();
             m.complete = false;
-            m.levels_complete = 25;
-            m.levels.truncate(25);
+            m.keep_levels(25);
             m.write(&out).unwrap();
         }
         std::fs::create_dir_all(out.join(".work/rank0")).unwrap();
@@ -52,8 +51,7 @@ fn a_failed_runs_checkpoint_lists_exactly_what_is_on_disk() {
     // 1-25, the disk also tables of 26-30 and the summaries; the last
     // checkpoint on disk was after level 20.
     let mut m = Manifest::read(&out).unwrap();
-    m.levels_complete = 25;
-    m.levels.truncate(25);
+    m.keep_levels(25);
     let dir = TableDir::new(&out);
     assert_eq!(dir.checkpoint_after_failure(&mut m, 20), 25);
     let on_disk = Manifest::read(&out).unwrap();

@@ -264,3 +264,33 @@ fn a_table_damaged_consistently_is_refused_not_answered() {
     let (status, body) = server.get("/health");
     assert!(status == 200 && body.contains("\"cache_limit\":268435456"), "{body}");
 }
+
+#[test]
+fn one_worker_answers_many_clients_in_turn() {
+    assert_error_exit(&["serve", "--tables", BOX, "--workers", "0"], "--workers must be at least 1");
+    let server = Server::start(&["--tables", LOSSES, "--workers", "1", "--cache-mib", "1"]);
+    let losses = Tables::open(Path::new(LOSSES)).unwrap();
+    let mut rng = SplitMix(7);
+    let positions: Vec<Position> = (0..24).map(|_| random_position(&losses, &mut rng, 60)).collect();
+    let want: Vec<String> = positions.iter().map(|p| query_cli(p, LOSSES)).collect();
+    // Eight clients at once, three queries each: the one worker answers every one, none mixed up.
+    std::thread::scope(|s| {
+        for (ps, ws) in positions.chunks(3).zip(want.chunks(3)) {
+            let server = &server;
+            s.spawn(move || {
+                for (p, w) in ps.iter().zip(ws) {
+                    let (status, body) = server.get(&format!("/v1/query?position={}", p.to_string().replace(' ', "%20")));
+                    assert_eq!(status, 200, "{p}: {body}");
+                    assert_eq!(&body, w, "{p}");
+                }
+            });
+        }
+    });
+}
+
+/// `chomp args` fails with a one-line error containing `what`.
+fn assert_error_exit(args: &[&str], what: &str) {
+    let out = chomp(args);
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains(what) && err.trim().lines().count() == 1, "{:?}: {err}", out.status);
+}

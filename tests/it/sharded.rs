@@ -75,9 +75,7 @@ fn a_sharded_run_resumes_to_the_same_bytes() {
     // As if killed right after level 27's checkpoint, with a shard of level 28 written.
     let mut m = Manifest::read(&killed).unwrap();
     m.complete = false;
-    m.levels_complete = 27;
-    m.levels.truncate(27);
-    m.shards.truncate(27);
+    m.keep_levels(27);
     m.write(&killed).unwrap();
     std::fs::write(killed.join("losses/L0029-0001.cht.tmp"), b"half").unwrap();
     solve(&killed, universe, 24, Some(200));

@@ -102,6 +102,9 @@ def check_manifest(m, path, raw):
     if sharded and "shards" not in m and m.get("levels_complete") == 0:
         # The writer omits an empty shard list (FORMAT.md section 14).
         fields = tuple(f for f in fields if f != "shards")
+    if version == VERSION_BLOCKED and "checks" in m:
+        # The check inside every level, before the files (FORMAT.md section 17).
+        fields = fields[:-2] + ("checks",) + fields[-2:]
     if set(m) != set(fields):
         missing = [k for k in fields if k not in m]
         extra = sorted(k for k in m if k not in fields)
@@ -144,6 +147,8 @@ def check_manifest(m, path, raw):
         check_int(level.get("losses"), "levels[%d].losses" % i, path)
     if sharded and "shards" in m:
         check_shards(m, path)
+    if "checks" in m:
+        check_checks(m, path)
     files = m["files"]
     if not isinstance(files, dict):
         raise corrupt(path, "invalid manifest: files is not an object")
@@ -164,6 +169,27 @@ def check_manifest(m, path, raw):
             check_int(entry.get("head_bytes"), "files[%r].head_bytes" % rel, path)
             if not isinstance(entry["head_sha256"], str) or entry["head_bytes"] >= entry["bytes"]:
                 raise corrupt(path, "invalid manifest: files[%r] has a head longer than the file or no head SHA-256" % rel)
+
+
+def check_checks(m, path):
+    """The record of the check inside every level: complete levels in
+    increasing order, each with no more positions than the level has and no
+    more losses than positions checked (drawn with replacement)."""
+    checks, last = m["checks"], 0
+    if not isinstance(checks, list) or not checks:
+        raise corrupt(path, "invalid manifest: checks is not a non-empty list")
+    for c in checks:
+        if not isinstance(c, dict) or tuple(c) != LEVEL_FIELDS:
+            raise corrupt(path, "invalid manifest: a checks entry has fields other than %s" % list(LEVEL_FIELDS))
+        for k in LEVEL_FIELDS:
+            check_int(c[k], "checks[].%s" % k, path)
+        n = c["tiles"]
+        if n <= last or n > m["levels_complete"]:
+            raise corrupt(path, "invalid manifest: checks: level %d out of order or not complete" % n)
+        level = m["levels"][n - 1]
+        if c["positions"] > level["positions"] or c["losses"] > c["positions"]:
+            raise corrupt(path, "invalid manifest: checks: level %d counted with more positions than it has, or more losses than positions" % n)
+        last = n
 
 
 def check_shards(m, path):

@@ -328,6 +328,9 @@ pub enum Command {
         /// (least recently used blocks are dropped; GET /health reports the bytes held).
         #[arg(long, value_name = "MIB", default_value_t = 256)]
         cache_mib: usize,
+        /// Answers computed at once (default: one per core, plus one); further requests wait their turn, first come first served.
+        #[arg(long, value_name = "N")]
+        workers: Option<usize>,
     },
     /// n-dimensional Chomp in a box d1 x ... x dk: positions, losses, winning first moves, tables.
     Nd(chomp_tables::nd::cli::NdArgs),
@@ -354,6 +357,10 @@ pub struct RunFlags {
     /// Put scratch files here (e.g. node-local disk) instead of OUT/.work.
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
+    /// Most positions of each level checked against their children once its tables are written:
+    /// one in 2^23 (about 8.4 million), at least 64 (half of them losses; the same on every rerun; a failure stops the run; 0: none).
+    #[arg(long, value_name = "N", default_value_t = chomp_tables::solve::CHECK_SAMPLES)]
+    pub check_samples: u64,
 }
 
 /// Parses `4G`, `512M`, `1T`, `100000` (bytes; binary units).

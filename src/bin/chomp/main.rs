@@ -114,9 +114,11 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         Command::Match { tables, games, seed, min_side, max_rows, max_cols } => {
             play::tournament(&tables, games, seed, min_side, max_rows, max_cols)
         }
-        Command::Serve { tables, addr, max_connections, idle_timeout, request_timeout, lazy, cache_mib } => {
+        Command::Serve { tables, addr, max_connections, idle_timeout, request_timeout, lazy, cache_mib, workers } => {
             let cache_bytes = cache_mib.saturating_mul(1 << 20);
-            serve::serve(serve::Config { tables, addr, max_connections, idle_timeout, request_timeout, lazy, cache_bytes })
+            // One more than the cores: a core does not idle while an answer is handed over.
+            let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) + 1);
+            serve::serve(serve::Config { tables, addr, max_connections, idle_timeout, request_timeout, lazy, cache_bytes, workers })
         }
         Command::Nd(args) => print_nd(chomp_tables::nd::cli::nd(&args)),
         Command::Divisors(args) => print_nd(chomp_tables::nd::cli::divisors(&args)),

@@ -1,9 +1,13 @@
 //! The reading commands: query, ichomp, openings, verify, plot, probe bench.
 
+use chomp_tables::cluster::Solo;
 use chomp_tables::game::ichomp;
 use chomp_tables::read::{openings as rect, verify as check};
 use chomp_tables::report::{plot, summary};
+use chomp_tables::solve::check::{Checker, CHECK_SAMPLES};
+use chomp_tables::store::convert::Converted;
 use chomp_tables::store::write_atomic;
+use chomp_tables::Manifest;
 use chomp_tables::{Outcome, Position, Tables};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -39,22 +43,26 @@ pub fn query(position: &str, dir: &Path, json: bool) -> Result<ExitCode, String>
 pub fn convert(src: &Path, out: &Path, quiet: bool) -> Result<ExitCode, String> {
     let t0 = Instant::now();
     let (mut read, mut written) = (0u64, 0u64);
-    let m = chomp_tables::store::convert::convert(src, out, |c| {
+    // Each level written is checked as a run checks it (the same record in the manifest).
+    let mut checker = Checker::new(CHECK_SAMPLES);
+    let mut check = |m: &Manifest, n: u32, losses: &[u64]| checker.check(out, m, n, losses, &Solo).record(n);
+    let on_level = |c: Converted| {
         read += c.source_bytes;
         written += c.bytes;
         if !quiet {
             eprintln!(
-                "level {:>4}/{}: {:>14} bytes -> {:>14} bytes ({:.3}x)  {:.1} s",
+                "level {:>4}/{}: {:>14} bytes -> {:>14} bytes ({:.3}x)  checked {}  {:.1} s",
                 c.tiles,
                 c.levels,
                 c.source_bytes,
                 c.bytes,
                 c.bytes as f64 / c.source_bytes.max(1) as f64,
+                c.checked,
                 t0.elapsed().as_secs_f64()
             );
         }
-    })
-    .map_err(|e| e.to_string())?;
+    };
+    let m = chomp_tables::store::convert::convert(src, out, on_level, &mut check).map_err(|e| e.to_string())?;
     if !quiet {
         eprintln!(
             "converted {} levels of {} to format 3 in {}: {} files, tables {} -> {} bytes this run ({:.1} s)",

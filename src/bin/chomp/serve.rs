@@ -42,6 +42,8 @@ pub struct Config {
     pub lazy: bool,
     /// Bound of each directory's cache of decoded blocks (format 3), in bytes.
     pub cache_bytes: usize,
+    /// Answers computed at once.
+    pub workers: usize,
 }
 
 /// Largest request head (request line and headers), in bytes.
@@ -58,6 +60,8 @@ struct Source {
 /// The shared state: every table directory, opened at start.
 struct Served {
     sources: Vec<Source>,
+    /// A permit per answer computed at once ([`blocking`], `--workers`).
+    compute: Semaphore,
 }
 
 type Shared = Arc<Served>;
@@ -132,13 +136,22 @@ fn position(m: &HashMap<String, String>) -> Result<Position, ApiError> {
 }
 
 /// Runs a computation off the async workers; a panic in it becomes a 500.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, format!("internal error: {e}")))?
+///
+/// At most `slots` computations run at once (`--workers`), in the order
+/// they arrived (tokio's semaphore is fair): served first come first served,
+/// each answer waits for those ahead of it and then runs at full speed,
+/// where many threads time-sliced on a few cores would stretch every answer
+/// in flight and the slowest far beyond the typical one.
+async fn blocking<T: Send + 'static>(slots: &Semaphore, f: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+    let internal = |e: String| ApiError(StatusCode::INTERNAL_SERVER_ERROR, format!("internal error: {e}"));
+    let _slot = slots.acquire().await.map_err(|e| internal(e.to_string()))?;
+    tokio::task::spawn_blocking(f).await.map_err(|e| internal(e.to_string()))?
 }
 
 async fn query(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Response, ApiError> {
     let p = position(&params(q)?)?;
-    blocking(move || {
+    let held = s.clone();
+    blocking(&held.compute, move || {
         let answer = s.source(&p)?.tables.answer(&p).map_err(probe_error)?;
         Ok(Json(answer).into_response())
     })
@@ -153,7 +166,8 @@ async fn play(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, Q
         Some(t) => t.trim().parse().map_err(|_| bad(format!("invalid seed {t:?}: use an integer 0..={}", u64::MAX)))?,
         None => 0,
     };
-    blocking(move || {
+    let held = s.clone();
+    blocking(&held.compute, move || {
         let source = s.source(&p)?;
         let mv = player::play(level, &p, seed, Some(&source.tables)).map_err(|e| match e {
             PlayError::Probe(e) => probe_error(e),
@@ -175,7 +189,8 @@ fn side(m: &HashMap<String, String>, key: &str) -> Result<u32, ApiError> {
 async fn opening(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Response, ApiError> {
     let m = params(q)?;
     let (rows, cols) = (side(&m, "rows")?, side(&m, "cols")?);
-    blocking(move || {
+    let held = s.clone();
+    blocking(&held.compute, move || {
         let rect = Position::new(&vec![cols; rows as usize]).map_err(|e| bad(e.to_string()))?;
         let source = s.source(&rect)?;
         let o = openings::rectangle_opening(&source.tables, rows, cols).map_err(probe_error)?;
@@ -329,8 +344,11 @@ pub fn serve(cfg: Config) -> Result<ExitCode, String> {
     if cfg.max_connections == 0 {
         return Err("--max-connections must be at least 1".into());
     }
+    if cfg.workers == 0 {
+        return Err("--workers must be at least 1".into());
+    }
     let sources = open_all(&cfg.tables, cfg.lazy, cfg.cache_bytes)?;
-    let state: Shared = Arc::new(Served { sources });
+    let state: Shared = Arc::new(Served { sources, compute: Semaphore::new(cfg.workers) });
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the runtime: {e}"))?;
     rt.block_on(run(cfg, state))?;
     Ok(ExitCode::SUCCESS)
@@ -435,7 +453,12 @@ mod tests {
         rt.block_on(async {
             let routes = Router::new()
                 .route("/panic", get(|| async { panic!("a handler panicked") as &'static str }))
-                .route("/blocking", get(|| async { blocking(|| -> Result<String, ApiError> { panic!("a computation panicked") }).await }))
+                .route(
+                    "/blocking",
+                    get(|| async {
+                        blocking(&Semaphore::new(1), || -> Result<String, ApiError> { panic!("a computation panicked") }).await
+                    }),
+                )
                 .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await }))
                 .route("/health", get(|| async { "ok" }));
             let app = layers(routes, Duration::from_millis(200));

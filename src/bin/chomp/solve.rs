@@ -62,6 +62,7 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
         force: flags.force,
         max_memory: flags.max_memory,
         work_dir: flags.work_dir.clone(),
+        check_samples: flags.check_samples,
         ..Options::new(out.clone())
     };
     let manifest = solve::run_on(plan, &opts, comm, |e| {
@@ -151,6 +152,12 @@ fn print_event(e: &Event) {
                 memory::human_bytes(*bytes)
             )
         }
+        Event::Unchecked { samples: 0, .. } => {
+            progress!("levels not checked as they are written (--check-samples 0): run `chomp verify` after")
+        }
+        Event::Unchecked { format, .. } => {
+            progress!("levels not checked as they are written: the check reads format-3 tables, these are format {format}; run `chomp verify` after")
+        }
         Event::Started { .. } | Event::Checkpointed { .. } => {}
         Event::Level(r) => {
             let s = &r.stats;
@@ -171,6 +178,9 @@ fn print_event(e: &Event) {
                     r.grundy_seconds,
                     r.lookups as f64 / r.grundy_seconds.max(1e-9) / 1e6
                 ));
+            }
+            if r.checked > 0 {
+                line.push_str(&format!("  checked {} ({:.2} s)", r.checked, r.check_seconds));
             }
             progress!("{line}");
         }
@@ -223,6 +233,7 @@ pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Res
     let plan = Plan::new(Universe::tiles(max_tiles), grundy_max_tiles);
     let threads = rayon::current_num_threads();
     let (mut sieve_s, mut grundy_s, mut positions, mut grundy_positions, mut lookups, mut marks) = (0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
+    let (mut check_s, mut checked) = (0.0, 0u64);
     let t0 = Instant::now();
     let result = solve::run(&plan, &Options::new(out.clone()), |e| {
         if let Event::Level(r) = e {
@@ -231,6 +242,8 @@ pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Res
             positions += r.stats.positions;
             marks += r.marks;
             lookups += r.lookups;
+            check_s += r.check_seconds;
+            checked += r.checked;
             if r.stats.grundy_histogram.is_some() {
                 grundy_positions += r.stats.positions;
             }
@@ -251,6 +264,10 @@ pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Res
             lookups as f64 / grundy_s / threads as f64 / 1e6
         );
     }
+    println!(
+        "check:         {check_s:.2} s, {checked} positions checked against their children, {:.2} % of the wall time",
+        100.0 * check_s / wall
+    );
     println!("peak memory:   {} MiB (VmHWM)", memory::peak_rss_kib() / 1024);
     Ok(ExitCode::SUCCESS)
 }

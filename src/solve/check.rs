@@ -1,0 +1,265 @@
+//! The check inside every level. Once a level is decided and its tables are
+//! written, a seeded sample of its positions is read back through the
+//! tables (the reader users have, on the run's own manifest) and checked
+//! against the rules of the game with the levels below: a loss has no
+//! losing child, a win has one, a Grundy value is the mex of its children's
+//! and 0 exactly for a loss, a position and its conjugate agree. Each
+//! sampled position's outcome in the tables must also be the sieve's. Half
+//! the sample is drawn among the level's losses: a mark lost by the sieve
+//! makes a win look like a loss, and losses are rare (about 1.4 % at 100
+//! tiles). A failure stops the run before the level is checkpointed.
+//!
+//! The check reads block-addressable tables (format 3, the default): a run
+//! writing formats 1 or 2 is not checked inside its levels (the run says
+//! so; `chomp verify` checks it afterwards).
+
+use crate::cluster::Comm;
+use crate::read::verify::{check_position, SplitMix};
+use crate::read::{Outcome, Tables};
+use crate::store::{LevelCheck, Manifest};
+use rayon::prelude::*;
+use std::path::Path;
+
+/// The most positions checked per level by default.
+pub const CHECK_SAMPLES: u64 = 10_000;
+
+/// A level's sample is one position in this many (2^23), within
+/// [`MIN_SAMPLES`]..=the most asked for. A sampled position costs a full
+/// answer read back through the tables (about 0.4 ms of CPU at 110
+/// tiles, its children's blocks cold), the sieve about 4 ns per position
+/// on 2 cores past the Grundy levels (1.3 s for the 431 million positions
+/// of level 107): so the check stays within about 2 % of such a level's
+/// time, and far less where Grundy values are computed. Small levels, a
+/// few milliseconds each, get [`MIN_SAMPLES`].
+const SAMPLE_EVERY: u64 = 1 << 23;
+
+/// The fewest positions checked per level (every position of a smaller one).
+const MIN_SAMPLES: u64 = 64;
+
+/// The positions checked at a level of `size` positions when at most `most` are asked for.
+pub(super) fn sample_size(size: u64, most: u64) -> u64 {
+    (size / SAMPLE_EVERY).clamp(MIN_SAMPLES.min(most), most).min(size)
+}
+
+/// Bytes of decoded blocks the check's reader caches: the small levels its
+/// children fall in most often stay cached.
+const CHECK_CACHE_BYTES: usize = 64 << 20;
+
+/// Problems reported at most per level (the count is always given).
+const SHOWN: usize = 5;
+
+/// The check's reader of the run's tables, opened at the first level
+/// checked and advanced to each manifest (its cache kept).
+pub struct Checker {
+    tables: Option<Tables>,
+    samples: u64,
+}
+
+/// What the check of one level found, over every process.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// Positions checked.
+    pub positions: u64,
+    /// Of them, losses.
+    pub losses: u64,
+    /// Problems found.
+    pub failed: u64,
+    /// The first few of them ([`SHOWN`]), described.
+    pub failures: Vec<String>,
+}
+
+impl Checked {
+    /// What the manifest records of the check of level `n` (`None` when
+    /// nothing was checked), or why the level fails it.
+    ///
+    /// # Errors
+    /// One line naming the level and the first problems.
+    pub fn record(&self, n: u32) -> Result<Option<LevelCheck>, String> {
+        if self.failed > 0 {
+            return Err(format!(
+                "level {n}: {} of the {} positions checked break the rules of the game in the tables written: {}",
+                self.failed,
+                self.positions,
+                self.failures.join("; ")
+            ));
+        }
+        Ok((self.positions > 0).then_some(LevelCheck { tiles: n, positions: self.positions, losses: self.losses }))
+    }
+
+    fn to_bytes(&self) -> Vec<u8> {
+        let head = [self.positions, self.losses, self.failed].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+        [head, self.failures.join("\n").into_bytes()].concat()
+    }
+
+    fn from_bytes(b: &[u8]) -> Self {
+        let v = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let text = String::from_utf8_lossy(&b[24..]);
+        Checked { positions: v(0), losses: v(1), failed: v(2), failures: text.lines().map(str::to_owned).collect() }
+    }
+
+    fn add(mut self, other: Checked) -> Checked {
+        self.positions += other.positions;
+        self.losses += other.losses;
+        self.failed += other.failed;
+        self.failures.extend(other.failures);
+        self.failures.truncate(SHOWN);
+        self
+    }
+}
+
+impl Checker {
+    /// A check of at most `samples` positions per level (0: none).
+    pub fn new(samples: u64) -> Self {
+        Checker { tables: None, samples }
+    }
+
+    /// Whether levels of `manifest`'s run are checked (format 3, a sample asked for).
+    pub fn active(&self, manifest: &Manifest) -> bool {
+        self.samples > 0 && manifest.is_blocked()
+    }
+
+    /// Checks level `n`, the last `manifest` lists (its tables written,
+    /// `losses` its losses, increasing), on every process of `comm` (each
+    /// checks every `processes`-th sample position); every process returns
+    /// the same counts.
+    ///
+    /// A collective: every process calls it at every level, in the same
+    /// order as the driver's other collectives, whatever it checks.
+    pub fn check(&mut self, dir: &Path, manifest: &Manifest, n: u32, losses: &[u64], comm: &dyn Comm) -> Checked {
+        let mine = if self.active(manifest) { self.check_share(dir, manifest, n, losses, comm) } else { Checked::default() };
+        if comm.processes() == 1 {
+            return mine;
+        }
+        comm.all_gather(&mine.to_bytes()).iter().map(|b| Checked::from_bytes(b)).fold(Checked::default(), Checked::add)
+    }
+
+    fn check_share(&mut self, dir: &Path, manifest: &Manifest, n: u32, losses: &[u64], comm: &dyn Comm) -> Checked {
+        let tables = match self.tables.take() {
+            Some(mut t) => {
+                t.advance(manifest.clone());
+                t
+            }
+            None => match Tables::with_manifest(dir, manifest.clone(), CHECK_CACHE_BYTES) {
+                Ok(t) => t,
+                Err(e) => return Checked { failed: 1, failures: vec![e.to_string()], ..Default::default() },
+            },
+        };
+        let size = tables.ranking().size(n);
+        let sym = manifest.universe.is_symmetric();
+        // A level no larger than its sample is checked whole.
+        let count = sample_size(size, self.samples);
+        let whole = count == size;
+        let (process, processes) = (comm.process(), comm.processes());
+        let t = &tables;
+        let found = (0..count)
+            .into_par_iter()
+            .filter(|i| i % processes as u64 == process as u64)
+            .map(|i| {
+                let rank = if whole {
+                    i
+                } else {
+                    // The same positions on every rerun, however the work is split.
+                    let mut rng = SplitMix((n as u64) << 40 ^ i);
+                    if i % 2 == 1 && !losses.is_empty() {
+                        losses[rng.below(losses.len() as u64) as usize]
+                    } else {
+                        rng.below(size)
+                    }
+                };
+                let loss = losses.binary_search(&rank).is_ok();
+                let p = t.ranking().unrank(n, rank).expect("a rank below the level's size");
+                let mut failures = Vec::new();
+                match check_position(t, &p, rank, sym) {
+                    Err(e) => failures.push(e),
+                    Ok(outcome) if (outcome == Outcome::Loss) != loss => failures.push(format!(
+                        "position {p}: a {} in the tables written, the sieve found a {}",
+                        outcome.as_str(),
+                        if loss { "loss" } else { "win" }
+                    )),
+                    Ok(_) => {}
+                }
+                Checked { positions: 1, losses: loss as u64, failed: failures.len() as u64, failures }
+            })
+            .reduce(Checked::default, Checked::add);
+        self.tables = Some(tables);
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::Solo;
+    use crate::game::Universe;
+    use crate::solve::{run, Options, Plan};
+    use crate::store::{Manifest, TableDir};
+
+    /// A run to `top` tiles (Grundy values to `grundy`) in a fresh directory.
+    fn solved(top: u32, grundy: u32) -> (tempfile::TempDir, Manifest) {
+        let tmp = tempfile::tempdir().unwrap();
+        let m = run(&Plan::new(Universe::tiles(top), grundy), &Options::new(tmp.path()), |_| {}).unwrap();
+        (tmp, m)
+    }
+
+    /// `m` with level `n`'s loss table rewritten to hold `ranks`.
+    fn rewritten(dir: &Path, m: &Manifest, n: u32, ranks: &[u64]) -> Manifest {
+        let mut m = m.clone();
+        let size = m.levels[n as usize - 1].positions;
+        let written = TableDir::new(dir).write_losses(&m, n, size, ranks, None, |_| true).unwrap();
+        m.add_entries(written);
+        m.levels[n as usize - 1].losses = ranks.len() as u64;
+        m
+    }
+
+    #[test]
+    fn a_run_records_a_passing_check_of_every_level() {
+        let (tmp, m) = solved(40, 20);
+        assert_eq!(m.checks.len(), 40);
+        for (c, l) in m.checks.iter().zip(&m.levels) {
+            assert_eq!(c.tiles, l.tiles);
+            assert_eq!(c.positions, sample_size(l.positions, CHECK_SAMPLES));
+            // Small levels whole (their losses all counted), larger ones at least half losses.
+            if c.positions == l.positions {
+                assert_eq!(c.losses, l.losses, "level {}", c.tiles);
+            } else {
+                assert!(c.losses >= c.positions / 2 && c.losses <= c.positions, "level {}: {c:?}", c.tiles);
+            }
+        }
+        // The manifest written lists them and reads back.
+        assert_eq!(TableDir::new(tmp.path()).read_manifest().unwrap().checks, m.checks);
+    }
+
+    #[test]
+    fn a_lost_mark_is_found_in_the_level_that_loses_it() {
+        let (tmp, m) = solved(12, 0);
+        let n = 10; // 42 positions: checked whole
+        let mut losses: Vec<u64> = TableDir::new(tmp.path()).read_losses(&m, n).unwrap().iter().collect();
+        // Tables that differ from the sieve's losses are found.
+        let dropped = losses.pop().unwrap();
+        let found = Checker::new(CHECK_SAMPLES).check(tmp.path(), &m, n, &losses, &Solo);
+        assert_eq!(found.positions, 42);
+        assert_eq!(found.failed, 1, "{found:?}");
+        assert!(found.failures[0].contains("the sieve found a win"), "{found:?}");
+        losses.push(dropped);
+        let win = (0..m.levels[n as usize - 1].positions).find(|r| !losses.contains(r)).unwrap();
+        // The sieve missed one mark of `win`: it looks like a loss, in the table and to the sieve.
+        losses.push(win);
+        losses.sort();
+        let bad = rewritten(tmp.path(), &m, n, &losses);
+        let found = Checker::new(CHECK_SAMPLES).check(tmp.path(), &bad, n, &losses, &Solo);
+        assert_eq!(found.positions, 42);
+        assert!(found.failed >= 1, "{found:?}");
+        assert!(found.failures[0].contains("is a loss in"), "{found:?}");
+    }
+
+    #[test]
+    fn the_sample_is_a_share_of_the_level_within_bounds() {
+        assert_eq!(sample_size(42, 10_000), 42);
+        assert_eq!(sample_size(5_604, 10_000), 64);
+        assert_eq!(sample_size(607_163_746, 10_000), 72);
+        assert_eq!(sample_size(1_844_349_560, 10_000), 219);
+        assert_eq!(sample_size(1_844_349_560, 100), 100);
+        assert_eq!(sample_size(1 << 40, 10_000), 10_000);
+        assert_eq!(sample_size(1_000, 0), 0);
+    }
+}
