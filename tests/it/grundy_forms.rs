@@ -1,4 +1,4 @@
-//! The closed forms of `chomp.md` and the iChomp rule against computed values.
+//! The closed forms of `docs/math.md` (section 7) and the iChomp rule (section 8) against computed values.
 
 use chomp_tables::game::closed_form::{hook, single_row, two_rows};
 use chomp_tables::game::ichomp::analyze;

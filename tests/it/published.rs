@@ -1,5 +1,5 @@
 //! Runs of the engine compared with the published figures in `tests/data/`
-//! and with the facts stated in `chomp.md`.
+//! and with the facts stated in `docs/math.md` (section 2).
 
 use chomp_tables::solve::{self as job, Options, Plan};
 use chomp_tables::Universe;
@@ -77,7 +77,7 @@ fn explicit_losses_to_12() {
             assert_eq!(run.tables.outcome(&pos(rows)).unwrap(), Outcome::Loss);
         }
     }
-    // chomp.md: the three losses with 5 tiles.
+    // docs/math.md, section 2: the three losses with 5 tiles.
     let five: BTreeSet<Vec<u32>> = [vec![3, 2], vec![3, 1, 1], vec![2, 2, 1]].into_iter().collect();
     assert_eq!(loss_set(&run.tables, 5), five);
 }
@@ -125,7 +125,7 @@ fn reference_table_to_50() {
     for row in &published {
         assert_eq!(counts[row[0] as usize - 1], *row);
     }
-    // chomp.md: 42, 220, 1022 and 4976 losses at 20, 30, 40 and 50 tiles.
+    // docs/math.md, section 2: 42, 220, 1022 and 4976 losses at 20, 30, 40 and 50 tiles.
     let losses: Vec<u64> = [20, 30, 40, 50].iter().map(|&n| counts[n - 1][2]).collect();
     assert_eq!(losses, [42, 220, 1022, 4976]);
 }
