@@ -106,12 +106,36 @@ async function main() {
     s = await settled(page, 0);
     if (s.status !== "your-turn" || s.tiles < 2) fail(`undo: ${s.status} with ${s.tiles} tiles`);
 
-    // The computer starts (a rectangle is a win): its first move leaves a loss.
+    // The computer starts (a rectangle is a win): its first move leaves a loss,
+    // and the squares it ate are outlined.
     await page.goto(`${base}/?rows=7&cols=11&level=very-hard&start=computer`);
     s = await settled(page, 1);
     if (s.status !== "your-turn" || s.plies !== 1) fail(`computer start: ${s.status} after ${s.plies} plies: ${s.text}`);
     if ((await query(s.position)).outcome !== "loss") fail(`very-hard opened 7x11 with ${s.position}, not a loss`);
     console.log(`browser-test: very-hard opened 7x11 with ${s.position.join(" ")} (a loss)`);
+    const bitten = await page.evaluate(() => document.querySelectorAll("#board .gone.bitten").length);
+    if (bitten !== 77 - s.position.reduce((a, b) => a + b, 0)) fail(`the computer's bite outlines ${bitten} squares`);
+    if (!/bit row \d+, column \d+/.test(s.text)) fail(`the computer's move is not named by row and column from 1: ${s.text}`);
+
+    // A rectangle the tables do not cover: the status says what they cover,
+    // and a covered board is there to play.
+    await page.goto(`${base}/?rows=12&cols=12&level=very-hard&start=you`);
+    await page.waitForFunction(() => document.getElementById("status").dataset.state === "error", null, { timeout: 10000 });
+    s = await state(page);
+    if (!s.text.includes("12×12") || !s.text.includes("inside 8×15")) fail(`uncovered rectangle: ${s.text}`);
+    if (s.tiles < 2) fail(`uncovered rectangle left a board of ${s.tiles} tiles`);
+    const coverage = await page.evaluate(() => document.getElementById("coverage").textContent);
+    if (!coverage.includes("8×15")) fail(`coverage line: ${coverage}`);
+    if ((await fetch(`${base}/favicon.ico`)).status !== 200) fail("/favicon.ico is not served");
+
+    // A phone-sized screen: the 8x15 board fits without scrolling sideways.
+    const narrow = await browser.newPage({ viewport: { width: 400, height: 760 } });
+    await narrow.goto(`${base}/?rows=8&cols=15&level=very-hard&start=you`);
+    await settled(narrow, 0);
+    const width = await narrow.evaluate(() => document.documentElement.scrollWidth);
+    if (width > 400) fail(`the 8x15 board scrolls sideways at 400 px (page ${width} px wide)`);
+    await narrow.close();
+    console.log("browser-test: coverage shown, uncovered rectangle refused with a board left, 8x15 fits 400 px");
 
     if (screenshot) {
       // Mid-game in learning mode against easy: the winning moves are marked.

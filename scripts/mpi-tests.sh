@@ -104,7 +104,14 @@ set +e
 "${MPIEXEC[@]}" -n 1 "$MPI_BIN" solve --max-tiles 30 --out "$T/mismatch" : -n 1 "$MPI_BIN" solve --max-tiles 31 --out "$T/mismatch" 2>"$T/mismatch.log"
 rc=$?
 set -e
-if [ $rc -ne 0 ] && grep -q "another binary or job" "$T/mismatch.log"; then ok "mismatched jobs refused (exit $rc)"; else bad "mismatched jobs: exit $rc"; cat "$T/mismatch.log"; fi
+if [ $rc -ne 0 ] && grep -q "another binary, job" "$T/mismatch.log"; then ok "mismatched jobs refused (exit $rc)"; else bad "mismatched jobs: exit $rc"; cat "$T/mismatch.log"; fi
+# The same job with another engine tunable (a CHOMP_* variable: the epoch
+# size changes the levels' windows, hence the collectives) is refused too.
+set +e
+"${MPIEXEC[@]}" -n 1 "$MPI_BIN" solve --max-tiles 30 --out "$T/tunable" : -n 1 env CHOMP_EPOCH_BYTES=100000 "$MPI_BIN" solve --max-tiles 30 --out "$T/tunable" 2>"$T/tunable.log"
+rc=$?
+set -e
+if [ $rc -ne 0 ] && grep -q "CHOMP_\* settings" "$T/tunable.log"; then ok "mismatched CHOMP_* settings refused (exit $rc)"; else bad "mismatched CHOMP_* settings: exit $rc"; cat "$T/tunable.log"; fi
 
 echo "mpi tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

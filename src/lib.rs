@@ -19,6 +19,7 @@
 //! | `cluster` | one process or MPI processes (feature `tool`; MPI with `mpi`) |
 //! | `fetch` | downloading a published table directory from a mirror, checked (feature `tool`) |
 //! | [`report`] | summaries (and plots, feature `tool`) |
+//! | [`rng`] | the seeded generator of every sample and random choice |
 //! | `nd` | Chomp in a k-dimensional box and the divisor game (feature `tool`) |
 //!
 //! With `default-features = false` the crate is a reader only: positions,
@@ -32,6 +33,7 @@ pub mod index;
 pub mod play;
 pub mod read;
 pub mod report;
+pub mod rng;
 pub mod store;
 
 #[cfg(feature = "tool")]

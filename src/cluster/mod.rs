@@ -83,7 +83,9 @@ impl Comm for Solo {
 pub fn check_same(fingerprint: &str, comm: &dyn Comm) -> Result<(), String> {
     let all = comm.all_gather(fingerprint.as_bytes());
     match all.iter().position(|f| f != &all[0]) {
-        Some(p) => Err(format!("process {p} runs another binary or job than process 0; every process must run the same build and job")),
+        Some(p) => Err(format!(
+            "process {p} runs another binary, job, output directory or CHOMP_* settings than process 0; every process must run the same build and job"
+        )),
         None => Ok(()),
     }
 }

@@ -25,10 +25,11 @@ use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Positions and losses of one level (cell count).
+/// Positions and losses of one level (cell count) of an n-D box (named
+/// apart from [`crate::report::LevelStats`], the statistics of a 2-D run).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LevelStats {
+pub struct LevelCount {
     /// Cells of the positions of the level.
     pub cells: u32,
     /// Positions with that many cells.
@@ -42,7 +43,7 @@ pub struct Solution {
     ranking: NdRanking,
     /// Bit `i`: the position of index `i` is a loss.
     bits: Vec<u64>,
-    levels: Vec<LevelStats>,
+    levels: Vec<LevelCount>,
     lookups: u64,
     engine: Engine,
     view: Option<View>,
@@ -64,7 +65,7 @@ pub fn solve(dims: &[u32]) -> Result<Solution, NdError> {
 ///
 /// # Errors
 /// [`NdError`] for bad sides and boxes beyond the limits.
-pub fn solve_with_progress(dims: &[u32], on_level: impl FnMut(&LevelStats)) -> Result<Solution, NdError> {
+pub fn solve_with_progress(dims: &[u32], on_level: impl FnMut(&LevelCount)) -> Result<Solution, NdError> {
     let ranking = NdRanking::new(dims)?;
     let mut perm: Vec<usize> = (0..dims.len()).collect();
     perm.sort_by_key(|&a| std::cmp::Reverse(dims[a]));
@@ -124,14 +125,14 @@ impl Solution {
     }
 
     /// Like [`Solution::new`], calling `on_level` after each level.
-    pub fn new_with_progress(ranking: NdRanking, on_level: impl FnMut(&LevelStats)) -> Self {
+    pub fn new_with_progress(ranking: NdRanking, on_level: impl FnMut(&LevelCount)) -> Self {
         let engine = if ranking.slices().is_some() { Engine::Sieve } else { Engine::Search };
         Self::with_engine(ranking, engine, on_level)
     }
 
     /// Decides every position with the given engine (the sieve falls back
     /// to the search where the box has no slice tables).
-    pub fn with_engine(ranking: NdRanking, engine: Engine, mut on_level: impl FnMut(&LevelStats)) -> Self {
+    pub fn with_engine(ranking: NdRanking, engine: Engine, mut on_level: impl FnMut(&LevelCount)) -> Self {
         let indices = ranking.positions() + 1;
         let bits: Vec<AtomicU64> = (0..indices.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         let target = 16 * rayon::current_num_threads();
@@ -183,7 +184,7 @@ impl Solution {
                     .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2)),
             };
             lookups += looked;
-            let stats = LevelStats { cells: n, positions, losses };
+            let stats = LevelCount { cells: n, positions, losses };
             on_level(&stats);
             levels.push(stats);
         }
@@ -208,7 +209,7 @@ impl Solution {
     }
 
     /// Positions and losses by cell count, `1..=` the box's cells.
-    pub fn levels(&self) -> &[LevelStats] {
+    pub fn levels(&self) -> &[LevelCount] {
         &self.levels
     }
 

@@ -5,9 +5,9 @@
 //! The format is FORMAT.md, section 13.
 
 use super::rank::NdRanking;
-use super::solve::{full_box, LevelStats, LossOracle, Solution};
+use super::solve::{full_box, LevelCount, LossOracle, Solution};
 use super::{dims_text, NdError};
-use crate::read::verify::SplitMix;
+use crate::rng::SplitMix;
 use crate::store::write_atomic;
 use crate::store::{sha256_hex, FileEntry};
 use rayon::prelude::*;
@@ -50,7 +50,7 @@ pub struct NdManifest {
     /// Winning moves of the full box, sorted cells.
     pub winning_moves: Vec<Vec<u32>>,
     /// Positions and losses per cell count `1..=` cells of the box.
-    pub levels: Vec<LevelStats>,
+    pub levels: Vec<LevelCount>,
     /// Every other file, by name.
     pub files: BTreeMap<String, FileEntry>,
     /// SHA-256 of the canonical text with this field empty.

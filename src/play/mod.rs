@@ -18,8 +18,8 @@
 //! [`Player::play`] answers it with [`PlayError::GameOver`].
 
 use crate::game::Position;
-use crate::read::verify::SplitMix;
 use crate::read::{Outcome, ProbeError, Tables};
+use crate::rng::SplitMix;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::fmt;

@@ -14,8 +14,9 @@
 //! so; `chomp verify` checks it afterwards).
 
 use crate::cluster::Comm;
-use crate::read::verify::{check_position, SplitMix};
+use crate::read::verify::check_position;
 use crate::read::{Outcome, Tables};
+use crate::rng::SplitMix;
 use crate::store::{LevelCheck, Manifest};
 use rayon::prelude::*;
 use std::path::Path;

@@ -94,7 +94,16 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     let root = comm.is_root();
     if comm.processes() > 1 {
         let exe = std::env::current_exe().and_then(fs::read).map(|b| sha256_hex(&b)).unwrap_or_default();
-        cluster::check_same(&format!("{TOOL_VERSION} {exe} {plan:?} {}", dir.path().display()), comm).map_err(JobError::Refused)?;
+        // The engine's tunables (`CHOMP_*` variables) are part of the job:
+        // some change the levels' windows, hence the collectives' order.
+        let tunables: Vec<String> = {
+            let mut v: Vec<String> =
+                std::env::vars().filter(|(k, _)| k.starts_with("CHOMP_") && k != "CHOMP_LOG").map(|(k, v)| format!("{k}={v}")).collect();
+            v.sort();
+            v
+        };
+        let job = format!("{TOOL_VERSION} {exe} {plan:?} {} checks {} {tunables:?}", dir.path().display(), opts.check_samples);
+        cluster::check_same(&job, comm).map_err(JobError::Refused)?;
     }
     // Refuse at once, before the directory is created, a run with a level
     // that would not fit even in a window of its own.

@@ -417,6 +417,14 @@ fn summary_and_plot_merge_runs() {
     assert_eq!(hist, fs::read_to_string(grundy.join("grundy_histogram.csv")).unwrap());
     assert_ok(&chomp(&["plot", "--tables", l, "--tables", g, "--out", o]), "plot of two runs");
     assert!(out.join("conjecture-ratio.png").exists() && out.join("grundy-heatmap.svg").exists());
+    // A summary of fewer levels does not replace a longer one unless forced,
+    // and nothing is written when it is refused.
+    let before = snapshot(&out);
+    let line = assert_one_line_error(&chomp(&["summary", "--tables", g, "--out", o]), "shrinking summary");
+    assert!(line.contains("summary.csv: holds 8 levels the runs read do not") && line.contains("--force"), "{line}");
+    assert_eq!(snapshot(&out), before, "a refused summary writes nothing");
+    assert_ok(&chomp(&["summary", "--tables", g, "--out", o, "--force"]), "forced summary");
+    assert_eq!(fs::read_to_string(out.join("summary.csv")).unwrap(), fs::read_to_string(grundy.join("summary.csv")).unwrap());
     // Runs that disagree, or are not tile runs, are refused in one line.
     chomp_solve(&other, &["--rows", "4", "--cols", "6", "--quiet"]);
     let line = assert_one_line_error(&chomp(&["summary", "--tables", l, "--tables", other.to_str().unwrap(), "--out", o]), "box");

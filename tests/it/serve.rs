@@ -152,6 +152,11 @@ fn answers_as_the_command_line_does() {
     let (status, js) = server.get("/app.js");
     assert!(status == 200 && js.contains("dataset.row") && js.contains("/v1/play"), "{status}");
     assert_eq!(server.get("/style.css").0, 200);
+    // The icon a browser asks for, whatever the page links.
+    for icon in ["/favicon.ico", "/favicon.svg"] {
+        let (status, svg) = server.get(icon);
+        assert!(status == 200 && svg.starts_with("<svg"), "{icon}: {status}");
+    }
 }
 
 #[test]

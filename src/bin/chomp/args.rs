@@ -180,6 +180,10 @@ pub enum Command {
         /// Where to write the files (created if missing).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Overwrite summaries in DIR that hold levels the runs read do not (refused otherwise:
+        /// a summary of a shorter run would silently drop published levels).
+        #[arg(long)]
+        force: bool,
     },
     /// Re-check a table directory: checksums, tables and sampled game invariants.
     Verify {

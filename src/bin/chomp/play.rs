@@ -1,7 +1,7 @@
 //! The playing commands: one computer move (`play`) and a match of every level against every other (`match`).
 
 use chomp_tables::play::{self as player, Level, Player};
-use chomp_tables::read::verify::SplitMix;
+use chomp_tables::rng::SplitMix;
 use chomp_tables::{Position, Tables};
 use rayon::prelude::*;
 use std::path::Path;

@@ -4,6 +4,7 @@ use chomp_tables::cluster::Solo;
 use chomp_tables::game::ichomp;
 use chomp_tables::read::{openings as rect, verify as check};
 use chomp_tables::report::{plot, summary};
+use chomp_tables::rng::SplitMix;
 use chomp_tables::solve::check::{Checker, CHECK_SAMPLES};
 use chomp_tables::store::convert::Converted;
 use chomp_tables::store::write_atomic;
@@ -347,11 +348,28 @@ pub fn plot_openings(csv: &Path, out: &Path) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn summary(dirs: &[PathBuf], out: &Path) -> Result<ExitCode, String> {
+pub fn summary(dirs: &[PathBuf], out: &Path, force: bool) -> Result<ExitCode, String> {
     let (levels, _) = merged_levels(dirs)?;
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let grundy = levels.iter().any(|l| l.grundy_histogram.is_some());
-    for (name, text) in chomp_tables::TableDir::summary_files(&levels, grundy) {
+    let files = chomp_tables::TableDir::summary_files(&levels, grundy);
+    if !force {
+        // Every file checked before any is written.
+        for (name, text) in &files {
+            let path = out.join(name);
+            let Ok(old) = std::fs::read_to_string(&path) else { continue };
+            let lost = summary_tiles(&old).difference(&summary_tiles(text)).count();
+            if lost > 0 {
+                return Err(format!(
+                    "{}: holds {lost} levels the runs read do not (it has {}, the new one {}): refusing to shrink it (--force overwrites)",
+                    path.display(),
+                    summary_tiles(&old).len(),
+                    summary_tiles(text).len()
+                ));
+            }
+        }
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    for (name, text) in files {
         let path = out.join(name);
         write_atomic(&path, text.as_bytes()).map_err(|e| e.to_string())?;
         println!("wrote {} ({} levels)", path.display(), levels.len());
@@ -372,6 +390,19 @@ pub fn summary(dirs: &[PathBuf], out: &Path) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The tile counts (first column) of a summary file: CSV rows, or the
+/// `"tiles"` fields of summary.json.
+fn summary_tiles(text: &str) -> std::collections::BTreeSet<u32> {
+    if text.trim_start().starts_with('[') {
+        return text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("\"tiles\":"))
+            .filter_map(|v| v.trim().trim_end_matches(',').parse().ok())
+            .collect();
+    }
+    text.lines().skip(1).filter_map(|l| l.split(',').next()?.parse().ok()).collect()
+}
+
 pub fn bench_probe(dir: &Path) -> Result<ExitCode, String> {
     let t0 = Instant::now();
     let tables = open(dir)?;
@@ -380,9 +411,8 @@ pub fn bench_probe(dir: &Path) -> Result<ExitCode, String> {
         return Err(format!("{}: no completed level to probe", dir.display()));
     }
     let top = m.levels_complete;
-    let mut rng = check::SplitMix(42);
-    let at_top =
-        |rng: &mut check::SplitMix, n: u32| tables.ranking().unrank(n, rng.below(tables.ranking().size(n))).expect("rank below size");
+    let mut rng = SplitMix(42);
+    let at_top = |rng: &mut SplitMix, n: u32| tables.ranking().unrank(n, rng.below(tables.ranking().size(n))).expect("rank below size");
     // 1. One-shot queries, as a user runs them: a fresh `chomp query` process
     //    per top-level position (its winning moves included), cold or warm
     //    page cache as the machine has it; wall time and peak RSS.

@@ -242,6 +242,11 @@ async fn style() -> Response {
     asset("text/css; charset=utf-8", include_str!("page/style.css"))
 }
 
+/// The page's icon (browsers ask for /favicon.ico whatever the page links).
+async fn icon() -> Response {
+    asset("image/svg+xml", include_str!("page/favicon.svg"))
+}
+
 async fn not_found() -> ApiError {
     ApiError(StatusCode::NOT_FOUND, "no such endpoint: see GET /v1/query, /v1/play, /v1/openings, /v1/tables, /health".into())
 }
@@ -278,6 +283,8 @@ fn router(state: Shared, request_timeout: Duration) -> Router {
         .route("/", get(page))
         .route("/app.js", get(script))
         .route("/style.css", get(style))
+        .route("/favicon.svg", get(icon))
+        .route("/favicon.ico", get(icon))
         .route("/health", get(health))
         .route("/v1/query", get(query))
         .route("/v1/play", get(play))

@@ -77,7 +77,7 @@ fn relative(dir: &Path, path: &Path) -> String {
 }
 
 /// The library's small deterministic generator (SplitMix64), for samples.
-pub use chomp_tables::read::verify::SplitMix;
+pub use chomp_tables::rng::SplitMix;
 
 /// Uniform integers in a closed range, for the samples of the tests.
 pub trait Range {

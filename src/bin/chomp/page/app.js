@@ -16,6 +16,7 @@ const game = {
   maxRows: 8,
   maxCols: 15,
   tables: [],     // what /v1/tables says
+  bitten: [],     // squares the computer's last bite ate ([row, col], 0-based)
 };
 // For scripts and tests: the state of the game.
 window.chomp = game;
@@ -52,7 +53,7 @@ function render() {
   const rows = Math.max(1, Number($("rows").value));
   const cols = Math.max(1, Number($("cols").value));
   board.innerHTML = "";
-  board.style.gridTemplateColumns = `repeat(${cols}, 38px)`;
+  board.style.gridTemplateColumns = `repeat(${cols}, minmax(0, 38px))`;
   board.classList.toggle("busy", game.busy);
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
@@ -61,16 +62,26 @@ function render() {
         el.className = r === 0 && c === 0 ? "tile poison" : "tile";
         el.dataset.row = r;
         el.dataset.col = c;
-        el.title = r === 0 && c === 0 ? "poisoned" : `bite (${r},${c})`;
+        el.title = r === 0 && c === 0 ? "poisoned" : `bite ${square(r, c)}`;
         el.addEventListener("click", () => yourMove(r, c));
         el.addEventListener("mouseenter", () => preview(r, c, true));
         el.addEventListener("mouseleave", () => preview(r, c, false));
       } else {
-        el.className = "gone";
+        el.className = game.bitten.some(([br, bc]) => br === r && bc === c) ? "gone bitten" : "gone";
       }
       board.appendChild(el);
     }
   }
+}
+
+// A square as players name it: rows and columns counted from 1, top left.
+const square = (r, c) => `row ${r + 1}, column ${c + 1}`;
+
+// The squares of \`before\` that \`after\` lacks.
+function eaten(before, after) {
+  const out = [];
+  before.forEach((len, r) => { for (let c = after[r] ?? 0; c < len; c++) out.push([r, c]); });
+  return out;
 }
 
 // Shades the squares a bite at (r, c) would eat.
@@ -125,6 +136,7 @@ async function yourMove(r, c) {
   }
   game.history.push(game.position);
   game.position = bite(game.position, r, c);
+  game.bitten = [];
   game.plies++;
   if (isPoisonOnly(game.position)) return finish(true);
   await computerMove();
@@ -138,10 +150,11 @@ async function computerMove() {
   const level = $("level").value;
   try {
     const m = await getJson(`/v1/play?position=${param(game.position)}&level=${level}&seed=${game.seed + game.plies}`);
+    game.bitten = eaten(game.position, m.position);
     game.position = m.position;
     game.plies++;
     if (isPoisonOnly(game.position)) return finish(false);
-    yourTurn(`The computer (${level}) bit (${m.move[0]},${m.move[1]}). Your move.`);
+    yourTurn(`The computer (${level}) bit ${square(m.move[0], m.move[1])} (outlined in red). Your move.`);
   } catch (e) {
     game.busy = false;
     setStatus(`Error: ${e.message}`, "error");
@@ -151,6 +164,7 @@ async function computerMove() {
 function undo() {
   if (game.busy || game.history.length === 0) return;
   game.position = game.history.pop();
+  game.bitten = [];
   game.over = false;
   game.plies += 2; // new seeds: the computer may answer differently
   yourTurn("Move taken back. Your move.");
@@ -161,10 +175,14 @@ function newGame(ev) {
   const rows = Number($("rows").value);
   const cols = Number($("cols").value);
   if (!(Number.isInteger(rows) && Number.isInteger(cols) && rows >= 1 && cols >= 1 && covered(rows, cols))) {
-    setStatus(`The tables do not cover a ${rows}x${cols} rectangle: choose at most ${game.maxRows} rows and ${game.maxCols} columns.`, "error");
+    // The board keeps the game it had (a covered rectangle on a first load).
+    const why = `The tables do not cover a ${rows}×${cols} rectangle (${rows * cols} squares); they cover ${coverage()}.`;
+    if (game.position.length === 0) startDefault();
+    setStatus(why, "error");
     return;
   }
   game.position = Array(rows).fill(cols);
+  game.bitten = [];
   game.history = [];
   game.over = false;
   game.plies = 0;
@@ -181,6 +199,32 @@ function newGame(ev) {
   }
   if ($("start").value === "computer") computerMove();
   else yourTurn("Your move: click a square to bite it.");
+}
+
+// What the tables cover, in words: "rectangles inside 8×15 (box-8x15), positions of at most 100 squares (losses-100)".
+function coverage() {
+  if (game.tables.length === 0) return "nothing (no tables loaded)";
+  return game.tables.map((t) => {
+    const upTo = t.tiles == null ? t.levels_complete : Math.min(t.tiles, t.levels_complete);
+    const what = t.rows != null && t.cols != null
+      ? `rectangles inside ${t.rows}×${t.cols}`
+      : `positions of at most ${upTo} squares`;
+    return `${what} (${t.name})`;
+  }).join(", ");
+}
+
+// The largest covered rectangle of at most 8×15 (the page's first board when the address asks for too much).
+function startDefault() {
+  let best = [1, 1];
+  for (let r = 1; r <= 8; r++) for (let c = r; c <= 15; c++) if (covered(r, c) && r * c > best[0] * best[1]) best = [r, c];
+  game.position = Array(best[0]).fill(best[1]);
+  game.history = [];
+  game.bitten = [];
+  game.over = false;
+  game.yourTurn = true;
+  $("rows").value = best[0];
+  $("cols").value = best[1];
+  render();
 }
 
 // Whether some table covers the rectangle rows x cols (or its transpose).
@@ -205,6 +249,7 @@ async function init() {
   }
   $("rows").max = game.maxRows;
   $("cols").max = game.maxCols;
+  $("coverage").textContent = `The tables here cover ${coverage()}. Rows and columns are counted from 1, top left.`;
   for (const key of ["rows", "cols", "level", "start"]) if (q.has(key)) $(key).value = q.get(key);
   if (q.get("learn") === "1") $("learn").checked = true;
   $("setup").addEventListener("submit", newGame);
