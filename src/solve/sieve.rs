@@ -875,6 +875,25 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The parents of loss `l` by its addable corners (docs/math.md section
+    /// 4), corner by corner from the top: each run of equal rows, then the
+    /// rows added below. Notation (the math's, and the locals'):
+    ///
+    /// | name | meaning |
+    /// |---|---|
+    /// | `l`, `lt`, `lrank` | the loss: its rows (top first), tiles and rank |
+    /// | `k` | rows of `l` (`l_k = 0` below them) |
+    /// | `d`, `dmin..=dmax` | tiles a parent adds; the pending levels are `lt + d` |
+    /// | `a`, `b`, `t` | a run: its first row, its rows' length, its number of rows |
+    /// | `w` | room right of the run under row `a − 1` (the column bound at `a = 0`) |
+    /// | `μ` | the growths of the run's rows (a partition, at most `t` parts, each ≤ `w`) |
+    /// | `suf[i]` | tiles of `l` in rows `i..` (a row's suffix, which its contribution depends on) |
+    /// | `pre[d]` | Σ_{i<a} contribution(suf[i] + d, i, l[i]): the rows above the run, in a parent with `d` more tiles |
+    /// | `pre_old`, `acc` | the same for `l` itself (`d = 0`), and the run's own contribution to `lrank` |
+    /// | `tall` | a symmetric universe and `k > l[0]`: only growths of the top run are canonical |
+    ///
+    /// A parent's rank is `pre[d]` + the run's rows grown + the rows below
+    /// the run (unchanged: their contribution is `lrank − pre_old − acc`).
     fn push_parents_of_runs(&self, l: &[u8], lt: u32, lrank: u64, dmin: u32, dmax: u32, scratch: &mut Scratch<'a>) {
         let rk = self.ranking;
         let k = l.len() as u32;
@@ -898,44 +917,9 @@ impl<'a> Ctx<'a> {
         let mut a = 0u32;
         while a <= k {
             if a == k {
-                // New rows below L, each at most l_last, up to the row bound.
-                if tall {
-                    break;
-                }
-                let mut room = self.max_rows.saturating_sub(k);
-                if self.sym {
-                    room = room.min(l0 - k);
-                }
-                let w = l[k as usize - 1] as u32;
-                if room == 0 {
-                    break;
-                }
-                // The parents of size d, while there are any.
-                let sizes = (dmin..=dmax).take_while(|&d| (room.min(d) as u64) * (w as u64) >= d as u64);
-                let below = |d: u32| Below { k, t: room.min(d), w: w.min(d), prefix: pre[d as usize] };
-                // (In a box the ranking counts partitions under every row bound.)
-                let many = self.boxed && sizes.clone().map(|d| rk.q(d, room.min(d), w)).sum::<u64>() >= parallel_parents();
-                if !many {
-                    for d in sizes {
-                        counts[(lt + d) as usize] += self.below(&below(d), d, lt + d, marker);
-                    }
-                } else {
-                    // A loss with this many parents (a short, wide loss in a
-                    // box) would keep one thread busy while the others wait
-                    // for the level to end: its sizes go to every thread.
-                    let found: Vec<(u32, u64)> = sizes
-                        .collect::<Vec<_>>()
-                        .into_par_iter()
-                        .map(|d| {
-                            let mut marker = Marker::new(self.thread());
-                            let count = self.below(&below(d), d, lt + d, &mut marker);
-                            marker.flush();
-                            (d, count)
-                        })
-                        .collect();
-                    for (d, count) in found {
-                        counts[(lt + d) as usize] += count;
-                    }
+                // The corner below the last row (`b = 0`): rows added below L.
+                if !tall {
+                    self.push_rows_below(l, lt, dmin, dmax, pre, marker, counts);
                 }
                 break;
             }
@@ -997,6 +981,53 @@ impl<'a> Ctx<'a> {
             }
             pre_old += acc;
             a += t;
+        }
+    }
+
+    /// The parents of loss `l` (of `lt` tiles) made by adding rows below it
+    /// (the corner `(k, 0)` of docs/math.md section 4: `μ` a partition of `d`
+    /// with parts at most the last row, for every `d` in `dmin..=dmax`), up
+    /// to the row bound (and, in a symmetric universe, to the canonical cut
+    /// `rows ≤ l[0]`). `pre[d]` is the rank contribution of the rows of `l`
+    /// in a parent with `d` more tiles.
+    #[allow(clippy::too_many_arguments)]
+    fn push_rows_below(&self, l: &[u8], lt: u32, dmin: u32, dmax: u32, pre: &[u64], marker: &mut Marker<'a>, counts: &mut [u64]) {
+        let rk = self.ranking;
+        let k = l.len() as u32;
+        let mut room = self.max_rows.saturating_sub(k);
+        if self.sym {
+            room = room.min(l[0] as u32 - k);
+        }
+        let w = l[k as usize - 1] as u32;
+        if room == 0 {
+            return;
+        }
+        // The parents of size d, while there are any.
+        let sizes = (dmin..=dmax).take_while(|&d| (room.min(d) as u64) * (w as u64) >= d as u64);
+        let below = |d: u32| Below { k, t: room.min(d), w: w.min(d), prefix: pre[d as usize] };
+        // (In a box the ranking counts partitions under every row bound.)
+        let many = self.boxed && sizes.clone().map(|d| rk.q(d, room.min(d), w)).sum::<u64>() >= parallel_parents();
+        if !many {
+            for d in sizes {
+                counts[(lt + d) as usize] += self.below(&below(d), d, lt + d, marker);
+            }
+            return;
+        }
+        // A loss with this many parents (a short, wide loss in a box) would
+        // keep one thread busy while the others wait for the level to end:
+        // its sizes go to every thread.
+        let found: Vec<(u32, u64)> = sizes
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|d| {
+                let mut marker = Marker::new(self.thread());
+                let count = self.below(&below(d), d, lt + d, &mut marker);
+                marker.flush();
+                (d, count)
+            })
+            .collect();
+        for (d, count) in found {
+            counts[(lt + d) as usize] += count;
         }
     }
 
