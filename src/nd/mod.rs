@@ -18,10 +18,9 @@
 //! position level by level (a level is a cell count, children have fewer
 //! cells), the levels' positions in parallel, by the sieve (losses mark their
 //! parents) or by search; [`table`] writes and verifies the checksummed table directory
-//! (format in `FORMAT.md`, section 13); [`cli`] formats the answers of
-//! `chomp nd` and `chomp divisors`.
+//! (format in `FORMAT.md`, section 13). The binary formats the answers of
+//! `chomp nd` and `chomp divisors` (`src/bin/chomp/nd.rs`).
 
-pub mod cli;
 pub mod divisors;
 pub mod position;
 pub mod rank;

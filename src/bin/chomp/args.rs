@@ -337,9 +337,9 @@ pub enum Command {
         workers: Option<usize>,
     },
     /// n-dimensional Chomp in a box d1 x ... x dk: positions, losses, winning first moves, tables.
-    Nd(chomp_tables::nd::cli::NdArgs),
+    Nd(crate::nd::NdArgs),
     /// The divisor game on N (n-D Chomp in the box of N's exponents + 1): the numbers that win when named first.
-    Divisors(chomp_tables::nd::cli::DivisorsArgs),
+    Divisors(crate::nd::DivisorsArgs),
 }
 
 #[derive(clap::Args)]

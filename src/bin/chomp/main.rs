@@ -11,6 +11,7 @@ macro_rules! progress {
 
 mod args;
 mod export;
+mod nd;
 mod play;
 mod read;
 mod serve;
@@ -120,13 +121,13 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
             let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) + 1);
             serve::serve(serve::Config { tables, addr, max_connections, idle_timeout, request_timeout, lazy, cache_bytes, workers })
         }
-        Command::Nd(args) => print_nd(chomp_tables::nd::cli::nd(&args)),
-        Command::Divisors(args) => print_nd(chomp_tables::nd::cli::divisors(&args)),
+        Command::Nd(args) => print_nd(nd::nd(&args)),
+        Command::Divisors(args) => print_nd(nd::divisors(&args)),
     }
 }
 
 /// Prints what `chomp nd` or `chomp divisors` returned.
-fn print_nd(result: Result<chomp_tables::nd::cli::Output, chomp_tables::nd::NdError>) -> Result<ExitCode, String> {
+fn print_nd(result: Result<nd::Output, chomp_tables::nd::NdError>) -> Result<ExitCode, String> {
     let out = result.map_err(|e| e.to_string())?;
     for line in &out.stderr {
         eprintln!("{line}");

@@ -1,12 +1,12 @@
 //! `chomp nd` and `chomp divisors`: arguments and answers (the binary only
 //! prints what these return).
 
-use super::divisors::DivisorGame;
-use super::position::parse_position;
-use super::rank::NdRanking;
-use super::solve::{full_box, solve, LossOracle};
-use super::table::{write_tables, NdTables};
-use super::{dims_text, parse_dims, NdError};
+use chomp_tables::nd::divisors::DivisorGame;
+use chomp_tables::nd::position::parse_position;
+use chomp_tables::nd::rank::NdRanking;
+use chomp_tables::nd::solve::{full_box, solve, LossOracle};
+use chomp_tables::nd::table::{write_tables, NdTables};
+use chomp_tables::nd::{dims_text, parse_dims, NdError};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
