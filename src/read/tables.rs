@@ -129,7 +129,9 @@ impl Tables {
     }
 
     /// Takes a later manifest of the same run (more levels complete): what
-    /// is cached of the levels both list stays valid.
+    /// is cached of the levels both list stays valid (the check inside
+    /// every level's reader, which follows its run).
+    #[cfg(feature = "tool")]
     pub(crate) fn advance(&mut self, manifest: Manifest) {
         debug_assert!(manifest.same_job(&self.manifest) && manifest.levels_complete >= self.manifest.levels_complete);
         self.firsts = shard_firsts(&manifest);
