@@ -7,6 +7,7 @@ mod driver;
 mod error;
 mod events;
 pub mod grundy;
+mod handoff;
 pub mod in_memory;
 pub mod memory;
 mod plan;

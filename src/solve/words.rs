@@ -41,13 +41,14 @@
 //! uses this one for a box of one process whose bit set fits in memory
 //! ([`bytes`]), the level sieve otherwise (larger boxes, clusters).
 
+use super::handoff::{pause, shake, Shared};
 use super::sieve::{for_words, prefetch};
 use crate::game::Universe;
 use crate::index::Ranking;
 use crate::store::mapped::MappedBits;
 use rayon::prelude::*;
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Largest `rows + cols` this sieve takes (its bit set is `C(rows + cols,
 /// cols)` bits: 278 MiB at 17×17; larger boxes keep the level sieve,
@@ -181,13 +182,7 @@ fn box_losses_with(ranking: &Ranking, threads: usize, far: u32, direct: bool) ->
     let helpers = threads.max(1) - 1;
     let sieve = Sieve { index: &index, set: set.words(), one_writer: helpers <= 1, far };
     let queue: Vec<AtomicU64> = (0..QUEUE.min(index.total as usize / 64 + 1024)).map(|_| AtomicU64::new(0)).collect();
-    let shared = Shared {
-        queue,
-        published: AtomicU64::new(0),
-        done: (0..helpers).map(|_| AtomicU64::new(0)).collect(),
-        ahead: (0..helpers).map(|_| AtomicU64::new(0)).collect(),
-        finished: AtomicBool::new(false),
-    };
+    let shared = Shared::new(queue, helpers);
     let top = (r * c) as usize;
     // The helpers also rank the losses they take (off the scan's path).
     let (mut ranks, mut marks) = std::thread::scope(|scope| {
@@ -267,69 +262,6 @@ fn word_tiles(w: u64, bits: u32) -> usize {
         zeros &= zeros - 1;
     }
     tiles
-}
-
-/// What the scanning thread and the helpers share.
-struct Shared {
-    /// Loss `i` at `queue[i % queue.len()]`.
-    queue: Vec<AtomicU64>,
-    /// Losses queued so far.
-    published: AtomicU64,
-    /// `done[h]`: losses that helper `h` has gone through (it marks the far
-    /// parents of losses `i` with `i % helpers == h`).
-    done: Vec<AtomicU64>,
-    /// `ahead[h]`: while helper `h` marks loss `done[h]`, the parents it has
-    /// still to mark lie at `ahead[h]` or above (0: no such word said).
-    ahead: Vec<AtomicU64>,
-    /// No more losses will be queued.
-    finished: AtomicBool,
-}
-
-impl Shared {
-    /// Whether every helper has gone through loss `i`.
-    fn is_done(&self, i: u64) -> bool {
-        self.done.iter().all(|d| d.load(Ordering::Acquire) > i)
-    }
-
-    /// Every word below the bound may be read, as far as the losses
-    /// `oldest..` (`losses`: every loss queued) are concerned: the far
-    /// parents still to mark lie above it. Moves `oldest` past the losses
-    /// whose helper is done with them.
-    fn bound(&self, losses: &[u64], lent: &[bool], oldest: &mut u64, reach: u64) -> u64 {
-        let helpers = self.done.len() as u64;
-        let done = |j: u64| self.done[(j % helpers) as usize].load(Ordering::Acquire);
-        while (*oldest as usize) < losses.len() && done(*oldest) > *oldest {
-            *oldest += 1;
-        }
-        let mut bound = u64::MAX;
-        for (j, &l) in losses.iter().enumerate().skip(*oldest as usize) {
-            // The losses' own bounds (their far parents' least distance,
-            // `reach` or, lent a bit more, half of it) are at least `l + reach / 2`.
-            if l + reach / 2 >= bound {
-                break;
-            }
-            let (j, h) = (j as u64, (j as u64 % helpers) as usize);
-            let d = self.done[h].load(Ordering::Acquire);
-            if d > j {
-                continue;
-            }
-            // Its helper at work on it: how far it has come.
-            let ahead = if d == j { self.ahead[h].load(Ordering::Acquire) } else { 0 };
-            let own = if lent[j as usize] { reach / 2 } else { reach };
-            bound = bound.min((l + own).max(ahead));
-        }
-        bound
-    }
-}
-
-/// Waits a little (spinning first, then yielding the core).
-fn pause(spins: &mut u32) {
-    if *spins < 1 << 12 {
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
-    }
-    *spins += 1;
 }
 
 /// `C(n, k)` (`n <= 64`).
@@ -581,7 +513,9 @@ impl Sieve<'_> {
                     }
                     let lent_it = near_top < self.far;
                     shared.queue[(n % shared.queue.len() as u64) as usize].store(w | (lent_it as u64) << LENT, Ordering::Relaxed);
+                    shake();
                     shared.published.store(n + 1, Ordering::Release);
+                    shake();
                     // Its far parents lie at least `reach` (lent: half of it) above it.
                     safe = safe.min(w + if lent_it { reach / 2 } else { reach });
                     lent.push(lent_it);
@@ -612,15 +546,21 @@ impl Sieve<'_> {
                 if i % helpers as u64 == h as u64 {
                     let entry = shared.queue[(i % shared.queue.len() as u64) as usize].load(Ordering::Relaxed);
                     let (w, from) = (entry & !(1 << LENT), self.far - (entry >> LENT) as u32);
-                    let count = self.push_far(w, from, &mut |d| shared.ahead[h].store(d, Ordering::Release));
+                    let count = self.push_far(w, from, &mut |d| {
+                        shared.ahead[h].store(d, Ordering::Release);
+                        shake();
+                    });
                     // Before `done`: the scan reads `ahead` only for the loss `done` names.
                     shared.ahead[h].store(0, Ordering::Relaxed);
+                    shake();
                     shared.done[h].store(i + 1, Ordering::Release);
+                    shake();
                     let (n, rank) = word_level_rank(w, self.index.bits, ranking);
                     marks[n as usize] += count;
                     ranks[n as usize].push(rank);
                 } else {
                     shared.done[h].store(i + 1, Ordering::Release);
+                    shake();
                 }
                 i += 1;
                 spins = 0;
@@ -910,6 +850,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_hand_off_survives_adversarial_interleavings() {
+        // Many helpers on few cores, each hand-off point yielding the core at
+        // random (docs in handoff.rs): a far mark read before it is written,
+        // or a queue slot reused before it is read, would change the losses.
+        super::super::handoff::chaos::ON.store(true, Ordering::Relaxed);
+        for (r, c) in [(5, 5), (6, 8), (8, 8), (7, 10)] {
+            let ranking = Ranking::new(&Universe::boxed(r, c)).unwrap();
+            let expected = level_losses(&ranking).unwrap();
+            for threads in [3, 5, 8] {
+                for far in [7, 9] {
+                    for direct in [false, true] {
+                        let got = box_losses_with(&ranking, threads, far, direct).unwrap();
+                        assert_eq!(got.ranks, expected, "{r}x{c} box, {threads} threads, far from bit {far}, direct {direct}");
+                    }
+                }
+            }
+        }
+        super::super::handoff::chaos::ON.store(false, Ordering::Relaxed);
     }
 
     /// The parents of the losses `ranks` by the losses' level, by brute
