@@ -572,6 +572,13 @@ struct Ctx<'a> {
     /// ([`Frontier::copy_levels`]) the thread's own. One view, the levels'
     /// bits, when there are no copies. A thread marks through its view.
     views: Vec<Vec<Owned<'a>>>,
+    /// The workers of the pool the context was made in: the threads that
+    /// may mark through [`Ctx::views`] when [`Ctx::bound`].
+    workers: Workers,
+    /// Some marks depend on the thread (a view per thread, or plain marks
+    /// on a pool of one): only the pool's workers may mark, each through
+    /// its own view.
+    bound: bool,
     /// Every held level is held whole (one process): no parent needs the
     /// test of ownership, and the marks of a top row's loop are counted at
     /// once ([`Scratch::diff`]).
@@ -586,7 +593,48 @@ struct Owned<'a> {
     len: u64,
     /// No other thread writes these bits while this one marks them (one
     /// thread, or its own copy): marks need no atomic read-modify-write.
+    /// Decided in [`Ctx::new`] only (see [`Workers`]).
     plain: bool,
+}
+
+/// The worker threads of a rayon pool, by index, and the rule of plain marks.
+///
+/// A mark is a plain load and store ([`Owned::plain`]) only where the bits
+/// have one writer for as long as the context lives, so [`Ctx::new`] decides
+/// it in one place, from the pool it is made in:
+/// - a level with thread copies ([`Frontier::copy_levels`], one per worker
+///   but the first): worker `t > 0` writes its copy `t − 1`, worker 0 the
+///   level's own bits: one writer each, plain;
+/// - a level without copies: written by every worker, plain only when the
+///   pool has one worker.
+///
+/// Checked, not assumed: the copies must number the workers less one, and
+/// a scratch ([`Marker::thread`]) binds to the worker it first marks on,
+/// which must be the pool's worker of that index (its thread id recorded
+/// here), and stays there. Marking from another pool, from a thread outside
+/// the pool or from a scratch handed between threads panics instead of
+/// losing marks.
+struct Workers(Vec<std::thread::ThreadId>);
+
+/// [`Marker::thread`] of a thread that is no worker of the current pool.
+const NOT_A_WORKER: usize = usize::MAX - 1;
+
+impl Workers {
+    /// The workers of the current pool (the global pool outside any).
+    fn of_current_pool() -> Self {
+        // `broadcast` runs once on every worker and returns by thread index.
+        Workers(rayon::broadcast(|_| std::thread::current().id()))
+    }
+
+    /// Panics unless the calling thread is worker `t` of the pool.
+    fn check(&self, t: usize) {
+        let id = std::thread::current().id();
+        assert!(
+            self.0.get(t) == Some(&id),
+            "the sieve marks through per-thread views on the workers of the pool it was set up in only (thread index {t} of {})",
+            self.0.len()
+        );
+    }
 }
 
 impl Owned<'_> {
@@ -793,11 +841,16 @@ impl<'a> Ctx<'a> {
         copies: &'a [Vec<MappedBits>],
     ) -> Self {
         let universe = ranking.universe();
-        let threads = rayon::current_num_threads();
-        // A pool of one thread: no other thread writes these bits meanwhile
-        // (each process of a cluster job holds its own).
+        let workers = Workers::of_current_pool();
+        let threads = workers.0.len();
+        // The rule of [`Workers`]. A pool of one thread: no other thread
+        // writes these bits meanwhile (each process of a cluster job holds
+        // its own). A copied level: one writer per view.
         let alone = threads == 1;
         let copied = |n: usize| copies.get(n).is_some_and(|c| !c.is_empty());
+        for c in copies.iter().filter(|c| !c.is_empty()) {
+            assert_eq!(c.len() + 1, threads, "thread copies made for another pool");
+        }
         let levels: Vec<Owned<'a>> = marks
             .iter()
             .zip(base)
@@ -824,8 +877,11 @@ impl<'a> Ctx<'a> {
             .zip(base)
             .enumerate()
             .all(|(n, (m, &base))| m.as_ref().is_none_or(|b| base == 0 && b.len() == ranking.size(n as u32)));
+        let bound = views.len() > 1 || views[0].iter().any(|o| o.plain);
         Ctx {
             whole,
+            workers,
+            bound,
             ranking,
             sym: universe.is_symmetric(),
             max_rows: universe.rows.unwrap_or(u32::MAX),
@@ -836,17 +892,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The view of the levels the current thread marks through.
+    /// The view of the levels the current thread marks through: its index
+    /// in the pool when [`Ctx::bound`] (checked once per scratch in
+    /// [`Ctx::push_parents`]), else the one view, from any thread.
     #[inline]
     fn thread(&self) -> usize {
-        if self.views.len() == 1 {
+        if !self.bound {
             return 0;
         }
-        // A copy is written by its thread only. A thread outside the pool
-        // runs a parallel iterator itself only when it is one task (it has
-        // no split to hand to the workers), so no worker marks meanwhile
-        // but for the iterators it starts, while it waits: the first view.
-        rayon::current_thread_index().unwrap_or(0)
+        rayon::current_thread_index().unwrap_or(NOT_A_WORKER)
     }
 
     /// Marks every parent of loss `l` (of `lt` tiles, rank `lrank`) with
@@ -858,8 +912,13 @@ impl<'a> Ctx<'a> {
         }
         let thread = self.thread();
         if scratch.marker.thread != thread {
-            // (Rayon runs a task on one thread: this happens once per task.)
-            scratch.marker.flush();
+            // A scratch is made and used inside one rayon task, which runs
+            // on one thread: it binds once. (Handed to another thread, its
+            // queued plain marks would be written from there.)
+            assert_eq!(scratch.marker.thread, UNBOUND, "a scratch marks from one thread only");
+            if self.bound {
+                self.workers.check(thread);
+            }
             scratch.marker.thread = thread;
         }
         self.push_parents_of_runs(l, lt, lrank, dmin, dmax, scratch);
@@ -1310,8 +1369,38 @@ mod tests {
     /// the levels held whole, or cut in two shares, and checks the marks
     /// against the parents found by trying every bite of every position:
     /// the enumeration by rows, by columns, by blocks and by ranges at once.
+    /// A context whose marks depend on the thread (here plain marks, made
+    /// in a pool of one) refuses to mark from a thread outside that pool,
+    /// or from a worker of another pool; the same context marks on its
+    /// own worker.
+    #[test]
+    fn marks_through_thread_views_only_on_the_pool_they_were_made_for() {
+        let ranking = Ranking::new(&Universe::tiles(20)).unwrap();
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let f = one.install(|| Frontier::new(&ranking, 0, &crate::cluster::Solo, Holding::SOLO).unwrap());
+        let ctx = one.install(|| Ctx::new(&ranking, &f.by_suffix, &f.marks, &f.base, &f.copies));
+        assert!(ctx.bound && ctx.views[0].iter().all(|o| o.plain));
+        let loss = ranking.unrank(2, 1).unwrap();
+        let push = || {
+            let mut scratch = Scratch::new(ranking.max_tiles());
+            ctx.push_parents(loss.rows(), 2, 1, 1, 18, &mut scratch);
+            scratch.marker.flush();
+        };
+        let outside = std::panic::catch_unwind(std::panic::AssertUnwindSafe(push));
+        assert!(outside.is_err(), "marked from a thread outside the pool");
+        let other = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| two.install(push)));
+        assert!(other.is_err(), "marked from another pool's worker");
+        one.install(push);
+    }
+
     #[test]
     fn pushes_mark_exactly_the_parents() {
+        // In a pool of one: the marks are plain, on the pool's worker.
+        rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(pushes_mark_exactly_the_parents_here);
+    }
+
+    fn pushes_mark_exactly_the_parents_here() {
         let universes = [
             Universe::tiles(16),                                     // symmetric: canonical parents only
             Universe { rows: None, cols: Some(5), tiles: Some(15) }, // one plane, not symmetric
