@@ -39,6 +39,28 @@ for job in "--max-tiles 60 --grundy-max-tiles 40" "--rows 8 --cols 15 --grundy";
   grep -h "memory at the end" "$T/$name-4.log" || true
 done
 
+# 1a. The enumeration is divided: each of 4 processes enumerates fewer than
+# half the parents one process does (it skips the parents whose ranks lie
+# outside its share), and --report-json lists every process's work.
+"$SOLO_BIN" solve --max-tiles 70 --out "$T/enum-1" --quiet --report-json "$T/enum-1.json"
+RAYON_NUM_THREADS=1 "${MPIEXEC[@]}" -n 4 "$MPI_BIN" solve --max-tiles 70 --out "$T/enum-4" --quiet --report-json "$T/enum-4.json"
+if python3 - "$T/enum-1.json" "$T/enum-4.json" <<'PY'
+import json, sys
+one, four = (json.load(open(f)) for f in sys.argv[1:])
+solo = one["processes"][0]["enumeration_steps"]
+procs = four["processes"]
+keys = ["process", "node", "marks", "enumeration_steps", "scanned", "evaluated", "lookups",
+        "compute_seconds", "wait_seconds", "cpu_seconds", "peak_kib"]
+assert len(procs) == 4 and all(all(k in p for k in keys) for p in procs), procs
+steps = [p["enumeration_steps"] for p in procs]
+marks = sum(p["marks"] for p in procs)
+print(f"enumeration steps: 1 process {solo:,}; 4 processes {steps} (most {max(steps) / solo:.2f} of one); marks {marks:,} vs {one['processes'][0]['marks']:,}")
+assert max(steps) < solo / 2, "the enumeration is not divided"
+assert marks == one["processes"][0]["marks"], "the processes' marks differ from one process's"
+assert len(four["levels"]) == 70
+PY
+then ok "4 processes divide the enumeration; --report-json lists each process's work"; else bad "enumeration not divided, or --report-json incomplete"; fi
+
 # 1b. Mark bits held in windows (--max-memory) on 2 processes: the same bytes.
 "$SOLO_BIN" solve --max-tiles 70 --out "$T/win-solo" --quiet
 RAYON_NUM_THREADS=1 "${MPIEXEC[@]}" -n 2 "$MPI_BIN" solve --max-tiles 70 --max-memory 3M --out "$T/win-2" 2>"$T/win-2.log"

@@ -55,6 +55,68 @@ pub trait Comm: Sync {
     fn abort(&self, code: i32) -> !;
 }
 
+/// A [`Comm`] that adds up the time its collectives take: the time a
+/// process waits for the others (and exchanges data with them).
+pub struct Timed<'a> {
+    inner: &'a dyn Comm,
+    nanos: std::sync::atomic::AtomicU64,
+}
+
+impl<'a> Timed<'a> {
+    /// Times the collectives of `inner`.
+    pub fn new(inner: &'a dyn Comm) -> Self {
+        Timed { inner, nanos: std::sync::atomic::AtomicU64::new(0) }
+    }
+
+    /// Seconds spent in collectives so far.
+    pub fn seconds(&self) -> f64 {
+        self.nanos.load(std::sync::atomic::Ordering::Relaxed) as f64 * 1e-9
+    }
+
+    fn time<T>(&self, f: impl FnOnce() -> T) -> T {
+        let t0 = std::time::Instant::now();
+        let out = f();
+        self.nanos.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+        out
+    }
+}
+
+impl Comm for Timed<'_> {
+    fn process(&self) -> usize {
+        self.inner.process()
+    }
+    fn processes(&self) -> usize {
+        self.inner.processes()
+    }
+    fn is_root(&self) -> bool {
+        self.inner.is_root()
+    }
+    fn barrier(&self) {
+        self.time(|| self.inner.barrier())
+    }
+    fn node_leader(&self) -> usize {
+        self.inner.node_leader()
+    }
+    fn is_node_leader(&self) -> bool {
+        self.inner.is_node_leader()
+    }
+    fn node_processes(&self) -> usize {
+        self.inner.node_processes()
+    }
+    fn node_barrier(&self) {
+        self.time(|| self.inner.node_barrier())
+    }
+    fn leaders_or_bytes(&self, bytes: &mut [u8]) {
+        self.time(|| self.inner.leaders_or_bytes(bytes))
+    }
+    fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        self.time(|| self.inner.all_gather(mine))
+    }
+    fn abort(&self, code: i32) -> ! {
+        self.inner.abort(code)
+    }
+}
+
 /// One process: every collective is the identity.
 pub struct Solo;
 

@@ -189,6 +189,9 @@ fn run_levels(
     hold: Holding,
     on_event: &mut impl FnMut(&Event),
 ) -> Result<(), JobError> {
+    // The time spent in collectives, for the end-of-run report.
+    let timed = crate::cluster::Timed::new(comm);
+    let comm: &dyn Comm = &timed;
     let root = comm.is_root();
     let top = ranking.max_tiles();
     // A small box of one process: every loss at once by the word sieve
@@ -219,6 +222,7 @@ fn run_levels(
     }
     let mut mine = ProcessWork { process: comm.process(), ..Default::default() };
     let mut checkpointed = Instant::now();
+    let (levels_started, waited_before) = (Instant::now(), timed.seconds());
     for n in manifest.levels_complete + 1..=top {
         on_event(&Event::Started { tiles: n });
         let size = ranking.size(n);
@@ -324,6 +328,10 @@ fn run_levels(
     if root {
         dir.finish(manifest)?;
     }
+    mine.wait_seconds = timed.seconds() - waited_before;
+    mine.compute_seconds = levels_started.elapsed().as_secs_f64() - mine.wait_seconds;
+    mine.enumeration_steps = frontier.enumerated();
+    mine.cpu_seconds = super::memory::cpu_seconds();
     (mine.rss_kib, mine.pss_kib) = resident_kib();
     mine.node = comm.node_leader();
     drop(grundy_maps);

@@ -91,24 +91,36 @@ pub enum Event {
     Processes(Vec<ProcessWork>),
 }
 
-/// What one process did during a run (for balance and memory reports).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What one process did during a run (for balance and memory reports;
+/// `chomp run --report-json` writes it).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct ProcessWork {
     /// The process, `0..processes`.
     pub process: usize,
+    /// Its node's first process (the processes of a node share the
+    /// Grundy values of smaller levels).
+    pub node: usize,
     /// Marks pushed by its share of the sieve.
     pub marks: u64,
+    /// Parents its sieve enumerated (a rank computed for each, whether the
+    /// process owns it or not; the marks are those it owns).
+    pub enumeration_steps: u64,
     /// Positions it scanned for marks.
     pub scanned: u64,
     /// Positions whose Grundy value it computed.
     pub evaluated: u64,
     /// Child look-ups of its Grundy work.
     pub lookups: u64,
+    /// Seconds of the levels it spent working (sieve, Grundy values,
+    /// tables, checks): the levels' wall time less `wait_seconds`.
+    pub compute_seconds: f64,
+    /// Seconds of the levels it spent in collectives (waiting for the other
+    /// processes, and exchanging losses and values).
+    pub wait_seconds: f64,
+    /// Its CPU time (user and system, every thread) over the whole run, in seconds.
+    pub cpu_seconds: f64,
     /// Its peak resident memory in KiB (0 where unknown).
     pub peak_kib: u64,
-    /// Its node's first process (the processes of a node share the
-    /// Grundy values of smaller levels).
-    pub node: usize,
     /// Its resident memory at the end of the last level, while every
     /// level's values are still mapped, in KiB.
     pub rss_kib: u64,
@@ -131,6 +143,10 @@ impl ProcessWork {
             self.node as u64,
             self.rss_kib,
             self.pss_kib,
+            self.enumeration_steps,
+            self.compute_seconds.to_bits(),
+            self.wait_seconds.to_bits(),
+            self.cpu_seconds.to_bits(),
         ]
         .iter()
         .flat_map(|v| v.to_le_bytes())
@@ -150,6 +166,35 @@ impl ProcessWork {
             node: v[6] as usize,
             rss_kib: v[7],
             pss_kib: v[8],
+            enumeration_steps: v[9],
+            compute_seconds: f64::from_bits(v[10]),
+            wait_seconds: f64::from_bits(v[11]),
+            cpu_seconds: f64::from_bits(v[12]),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProcessWork;
+
+    #[test]
+    fn process_work_survives_its_encoding() {
+        let w = ProcessWork {
+            process: 3,
+            node: 2,
+            marks: 5,
+            enumeration_steps: 7,
+            scanned: 11,
+            evaluated: 13,
+            lookups: 17,
+            compute_seconds: 1.25,
+            wait_seconds: 0.5,
+            cpu_seconds: 2.75,
+            peak_kib: 19,
+            rss_kib: 23,
+            pss_kib: 29,
+        };
+        assert_eq!(ProcessWork::from_bytes(&w.to_bytes()), w);
     }
 }

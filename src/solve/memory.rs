@@ -25,6 +25,20 @@ pub fn peak_rss_kib() -> u64 {
     proc_status_kib("VmHWM:")
 }
 
+/// CPU time of this process so far (user and system, every thread), in
+/// seconds, from /proc (0 where unavailable).
+pub fn cpu_seconds() -> f64 {
+    // Fields 14 and 15 of /proc/self/stat (after the command in parentheses),
+    // in clock ticks: USER_HZ, 100 on Linux.
+    fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let mut f = s.rsplit_once(')')?.1.split_whitespace().skip(11);
+            Some((f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?) as f64 / 100.0)
+        })
+        .unwrap_or(0.0)
+}
+
 /// Current resident set size of this process in KiB (0 where unavailable).
 pub fn current_rss_kib() -> u64 {
     proc_status_kib("VmRSS:")

@@ -87,6 +87,8 @@ pub struct Frontier {
     base: Vec<u64>,
     /// Marks pushed into each level by this process.
     pushed: Vec<u64>,
+    /// Parents this process enumerated (ranks computed, owned or not).
+    enumerated: u64,
     /// The ranking's contributions, by suffix.
     by_suffix: BySuffix,
     /// Each thread's own copy of a level's mark bits but the first thread's
@@ -238,7 +240,7 @@ impl Frontier {
         let by_suffix = BySuffix::new(ranking);
         let copies = (0..=top).map(|_| Vec::new()).collect();
         let (pushed, copy_share) = (vec![0; top as usize + 1], copy_share());
-        let mut f = Frontier { top, horizon: decided, marks, base, pushed, by_suffix, hold, copies, copy_share };
+        let mut f = Frontier { top, horizon: decided, marks, base, pushed, enumerated: 0, by_suffix, hold, copies, copy_share };
         if decided < top {
             f.open_epoch(ranking, comm)?;
         }
@@ -314,6 +316,13 @@ impl Frontier {
     /// The last level whose marks are held.
     pub fn horizon(&self) -> u32 {
         self.horizon
+    }
+
+    /// Parents this process has enumerated so far (a rank computed for
+    /// each, whether it owns the rank or not): the sieve's work besides the
+    /// marks, which dividing the enumeration among processes shrinks.
+    pub fn enumerated(&self) -> u64 {
+        self.enumerated
     }
 
     /// Bytes of the mark sets held now (with the threads' copies).
@@ -400,22 +409,25 @@ impl Frontier {
         let (dmin, dmax) = (from - n, self.horizon - n);
         let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks, &self.base, &self.copies);
         let top = self.top;
-        let counts = ranks
-            .par_chunks(TASK_LOSSES)
-            .fold(
-                || (Scratch::new(top), Vec::new()),
-                |(mut scratch, mut rows), chunk| {
-                    for &r in chunk {
-                        ranking.unrank_into(n, r, &mut rows);
-                        ctx.push_parents(&rows, n, r, dmin, dmax, &mut scratch);
-                    }
-                    scratch.marker.flush();
-                    (scratch, rows)
-                },
-            )
-            .map(|(scratch, _)| scratch.counts)
-            .reduce(|| vec![0; top as usize + 1], add_counts);
+        let counts = on_worker(|| {
+            ranks
+                .par_chunks(TASK_LOSSES)
+                .fold(
+                    || (Scratch::new(top), Vec::new()),
+                    |(mut scratch, mut rows), chunk| {
+                        for &r in chunk {
+                            ranking.unrank_into(n, r, &mut rows);
+                            ctx.push_parents(&rows, n, r, dmin, dmax, &mut scratch);
+                        }
+                        ctx.flush(&mut scratch.marker);
+                        (scratch, rows)
+                    },
+                )
+                .map(|(scratch, _)| scratch.counts)
+                .reduce(|| vec![0; top as usize + 1], add_counts)
+        });
         self.pushed = add_counts(std::mem::take(&mut self.pushed), counts);
+        self.enumerated += ctx.enumerated.load(Ordering::Relaxed);
     }
 
     /// Decides level `n` (every smaller level decided and pushed): collects
@@ -437,37 +449,41 @@ impl Frontier {
         // conjugate, which the scan skips). One process pushes each loss at
         // once; several push every loss once all are known.
         let push_now = ranks == 1;
-        let acc = split::level_share(ranking, n, SHARES, me, ranks)
-            .par_iter()
-            .fold(Acc::new(top), |mut acc, prefix| {
-                let Acc { scratch, found, scanned, conj } = &mut acc;
-                let mut scan = Unmarked {
-                    ranking,
-                    marks: &marks,
-                    base,
-                    buf: Vec::new(),
-                    f: |rank: u64, rows: &[u8]| {
-                        found.push(rank);
-                        if push_now {
-                            ctx.push_parents(rows, n, rank, 1, dmax, scratch);
-                        }
-                        if sym && rows.len() < rows[0] as usize {
-                            conjugate_rows_into(rows, conj);
-                            let crank = ranking.rank_rows(conj);
-                            found.push(crank);
+        let shares = split::level_share(ranking, n, SHARES, me, ranks);
+        let acc = on_worker(|| {
+            shares
+                .par_iter()
+                .fold(Acc::new(top), |mut acc, prefix| {
+                    let Acc { scratch, found, scanned, conj } = &mut acc;
+                    let mut scan = Unmarked {
+                        ranking,
+                        marks: &marks,
+                        base,
+                        buf: Vec::new(),
+                        f: |rank: u64, rows: &[u8]| {
+                            found.push(rank);
                             if push_now {
-                                ctx.push_parents(conj, n, crank, 1, dmax, scratch);
+                                ctx.push_parents(rows, n, rank, 1, dmax, scratch);
                             }
-                        }
-                    },
-                };
-                *scanned += ranking.walk(n, prefix, sym, &mut scan);
-                scratch.marker.flush();
-                acc
-            })
-            .reduce(Acc::new(top), Acc::merge);
+                            if sym && rows.len() < rows[0] as usize {
+                                conjugate_rows_into(rows, conj);
+                                let crank = ranking.rank_rows(conj);
+                                found.push(crank);
+                                if push_now {
+                                    ctx.push_parents(conj, n, crank, 1, dmax, scratch);
+                                }
+                            }
+                        },
+                    };
+                    *scanned += ranking.walk(n, prefix, sym, &mut scan);
+                    ctx.flush(&mut scratch.marker);
+                    acc
+                })
+                .reduce(Acc::new(top), Acc::merge)
+        });
         drop(marks);
         let Acc { scratch, mut found, scanned, .. } = acc;
+        self.enumerated += ctx.enumerated.load(Ordering::Relaxed);
         self.pushed = add_counts(std::mem::take(&mut self.pushed), scratch.counts);
         found.par_sort_unstable();
         let all: Vec<u64> = if ranks == 1 {
@@ -488,6 +504,15 @@ impl Frontier {
         }
         LevelLosses { ranks: all, marks: self.pushed[n as usize], scanned }
     }
+}
+
+/// Runs `f` on a worker of the current pool (the global pool outside any),
+/// so that the marks of its parallel iterators are made on the pool's
+/// workers only, as [`Workers`] requires: called from outside the pool,
+/// rayon runs an iterator of one piece on the calling thread itself. (The
+/// collectives stay on the calling thread: MPI may require its main thread.)
+fn on_worker<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    rayon::scope(|_| f())
 }
 
 fn add_counts(mut a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
@@ -579,6 +604,13 @@ struct Ctx<'a> {
     /// on a pool of one): only the pool's workers may mark, each through
     /// its own view.
     bound: bool,
+    /// Parents enumerated by the markers flushed ([`Ctx::flush`]).
+    enumerated: AtomicU64,
+    /// By level, unless [`Ctx::whole`]: the top rows of the first and the
+    /// last rank this process owns (`(1, 0)`: none). Ranks are ordered by
+    /// the top row first, so a parent whose top row lies outside is not
+    /// owned ([`Ctx::top_row`] skips it).
+    top_rows: Vec<(u32, u32)>,
     /// Every held level is held whole (one process): no parent needs the
     /// test of ownership, and the marks of a top row's loop are counted at
     /// once ([`Scratch::diff`]).
@@ -687,6 +719,8 @@ struct Marker<'a> {
     /// The thread whose view of the levels ([`Ctx::views`]) the marks queued
     /// are in ([`UNBOUND`]: none yet).
     thread: usize,
+    /// Parents enumerated since the last [`Ctx::flush`].
+    steps: u64,
 }
 
 const RING: usize = 16;
@@ -695,7 +729,7 @@ static NOWHERE: AtomicU64 = AtomicU64::new(0);
 
 impl<'a> Marker<'a> {
     fn new(thread: usize) -> Self {
-        Marker { ring: [(&NOWHERE, 0, false); RING], pos: 0, thread }
+        Marker { ring: [(&NOWHERE, 0, false); RING], pos: 0, thread, steps: 0 }
     }
 
     /// Queues `word |= mask`.
@@ -878,10 +912,27 @@ impl<'a> Ctx<'a> {
             .enumerate()
             .all(|(n, (m, &base))| m.as_ref().is_none_or(|b| base == 0 && b.len() == ranking.size(n as u32)));
         let bound = views.len() > 1 || views[0].iter().any(|o| o.plain);
+        // The top rows of the first and the last rank owned of each level.
+        let top_rows = if whole {
+            Vec::new()
+        } else {
+            let mut rows = Vec::new();
+            let mut top_row = |n: u32, r: u64| {
+                ranking.unrank_into(n, r, &mut rows);
+                rows[0] as u32
+            };
+            views[0]
+                .iter()
+                .enumerate()
+                .map(|(n, o)| if o.len == 0 { (1, 0) } else { (top_row(n as u32, o.base), top_row(n as u32, o.base + o.len - 1)) })
+                .collect()
+        };
         Ctx {
+            top_rows,
             whole,
             workers,
             bound,
+            enumerated: AtomicU64::new(0),
             ranking,
             sym: universe.is_symmetric(),
             max_rows: universe.rows.unwrap_or(u32::MAX),
@@ -890,6 +941,12 @@ impl<'a> Ctx<'a> {
             by_suffix,
             views,
         }
+    }
+
+    /// Writes the marks `marker` holds and counts the parents it enumerated.
+    fn flush(&self, marker: &mut Marker<'a>) {
+        marker.flush();
+        self.enumerated.fetch_add(std::mem::take(&mut marker.steps), Ordering::Relaxed);
     }
 
     /// The view of the levels the current thread marks through: its index
@@ -973,8 +1030,35 @@ impl<'a> Ctx<'a> {
             pre.resize(dmax as usize + 1, 0);
         }
         let mut pre_old = 0u64; // Σ_{i<a} contribution(suf_i, i, l_i)
+                                // The sizes still to enumerate: below the top run, sizes whose
+                                // parents all fall outside this process's ranks are dropped.
+        let (mut dmin, mut dmax) = (dmin, dmax);
         let mut a = 0u32;
         while a <= k {
+            if a > 0 && !self.whole {
+                // The parents that keep rows `0..a` of `l` and add `d` tiles
+                // are the ranks `pre[d] ..` + the completions of the rows
+                // below (ranks are lexicographic, top row first): one range
+                // of level `lt + d`, nested in the range of every run above.
+                // A size whose range misses the ranks this process owns
+                // has no parent to mark here or at any corner below.
+                let (cap, rows_left, s) = (l[a as usize - 1] as u32, self.max_rows.saturating_sub(a), suf[a as usize]);
+                let outside = |d: u32| {
+                    let level = &self.views[0][(lt + d) as usize];
+                    let start = pre[d as usize];
+                    let end = start + rk.q(s + d, rows_left, cap);
+                    end <= level.base || start >= level.base + level.len
+                };
+                while dmin <= dmax && outside(dmin) {
+                    dmin += 1;
+                }
+                while dmin <= dmax && outside(dmax) {
+                    dmax -= 1;
+                }
+                if dmin > dmax {
+                    break;
+                }
+            }
             if a == k {
                 // The corner below the last row (`b = 0`): rows added below L.
                 if !tall {
@@ -1081,7 +1165,7 @@ impl<'a> Ctx<'a> {
             .map(|d| {
                 let mut marker = Marker::new(self.thread());
                 let count = self.below(&below(d), d, lt + d, &mut marker);
-                marker.flush();
+                self.flush(&mut marker);
                 (d, count)
             })
             .collect();
@@ -1131,8 +1215,23 @@ impl<'a> Ctx<'a> {
     /// The top row of a run in [`Ctx::up`]: its growth runs over the levels.
     #[inline(always)]
     fn top_row<const WHOLE: bool>(&self, r: &Run<'_>, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
-        let lo = low.max(r.first_min).max(1).max(r.dmin.saturating_sub(sum));
-        let hi = r.w.min(r.dmax - sum);
+        let mut lo = low.max(r.first_min).max(1).max(r.dmin.saturating_sub(sum));
+        let mut hi = r.w.min(r.dmax - sum);
+        if !WHOLE && r.a == 0 {
+            // The top row of the parent that grows it by `g` is `b + g`, at
+            // level `lt + sum + g`: drop the growths at either end whose top
+            // row lies outside the top rows this process owns there.
+            let outside = |g: u32| {
+                let (first, last) = self.top_rows[(r.lt + sum + g) as usize];
+                !(first..=last).contains(&(r.b + g))
+            };
+            while lo <= hi && outside(lo) {
+                lo += 1;
+            }
+            while lo <= hi && outside(hi) {
+                hi -= 1;
+            }
+        }
         if lo > hi {
             return;
         }
@@ -1156,6 +1255,7 @@ impl<'a> Ctx<'a> {
         counts: &mut [u64],
     ) {
         let levels = &self.views[marker.thread][n0..n0 + len];
+        marker.steps += len as u64;
         if WHOLE {
             counts[n0] = counts[n0].wrapping_add(1);
             counts[n0 + len] = counts[n0 + len].wrapping_sub(1);
@@ -1190,7 +1290,7 @@ impl<'a> Ctx<'a> {
                 };
                 let (mut marker, mut counts) = (Marker::new(self.thread()), vec![0; counts.len()]);
                 self.up_par::<WHOLE>(r, j - 1, sum + m, m, acc + c, &mut marker, &mut counts);
-                marker.flush();
+                self.flush(&mut marker);
                 counts
             })
             .reduce(Vec::new, add_counts);
@@ -1293,6 +1393,7 @@ impl<'a> Ctx<'a> {
             let n = self.ranking.q(left, left, prev);
             let (start, end) = ((acc + skip).max(level.base), (acc + n).min(level.base + level.len));
             if start < end {
+                marker.steps += end - start;
                 marker.set_range(&level, start - level.base, end - level.base);
                 *count += end - start;
             }
@@ -1308,6 +1409,7 @@ impl<'a> Ctx<'a> {
                 // With one row left to add, the `rest` tiles are that row
                 // (no longer than this one: `m >= left / 2 >= rest`).
                 let r = if rest == 0 { r } else { r + self.ranking.contribution(rest, i + 1, rest) };
+                marker.steps += 1;
                 if let Some(i) = level.bit(r) {
                     marker.set_word(&level, i);
                     *count += 1;

@@ -454,3 +454,27 @@ fn every_level_is_checked_as_it_is_written_and_the_manifest_says_so() {
         assert!(read_json(&out.join("manifest.json")).get("checks").is_none());
     }
 }
+
+/// `--report-json` writes the end-of-run report: the run, every level and
+/// every process's work, with the marks the levels report.
+#[test]
+fn report_json_lists_the_levels_and_the_process() {
+    let tmp = TempDir::new().unwrap();
+    let (out, report) = (tmp.path().join("t30"), tmp.path().join("report.json"));
+    let o = chomp(&["solve", "--max-tiles", "30", "--out", out.to_str().unwrap(), "--quiet", "--report-json", report.to_str().unwrap()]);
+    assert_ok(&o, "solve --report-json");
+    let v = read_json(&report);
+    assert_eq!(v["max_tiles"], 30);
+    let levels = v["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 30);
+    let processes = v["processes"].as_array().unwrap();
+    assert_eq!(processes.len(), 1);
+    let p = &processes[0];
+    let marks: u64 = levels.iter().map(|l| l["marks"].as_u64().unwrap()).sum();
+    assert_eq!(p["marks"].as_u64().unwrap(), marks);
+    assert!(p["enumeration_steps"].as_u64().unwrap() >= marks);
+    for key in ["compute_seconds", "wait_seconds", "cpu_seconds"] {
+        assert!(p[key].as_f64().unwrap() >= 0.0, "{key}");
+    }
+    assert_no_tmp_files(tmp.path());
+}

@@ -65,8 +65,12 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
         check_samples: flags.check_samples,
         ..Options::new(out.clone())
     };
+    // What the JSON report needs: the levels computed and every process's work.
+    let (mut levels, mut processes) = (Vec::new(), Vec::new());
     let manifest = solve::run_on(plan, &opts, comm, |e| {
         match e {
+            Event::Level(r) if flags.report_json.is_some() => levels.push(r.clone()),
+            Event::Processes(w) => processes = w.clone(),
             Event::Started { tiles } => CURRENT_LEVEL.store(*tiles, Ordering::Relaxed),
             Event::Resumed { levels_complete } | Event::Checkpointed { levels_complete } => {
                 SAVED_LEVELS.store(*levels_complete, Ordering::Relaxed)
@@ -78,6 +82,10 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
         }
     })
     .map_err(|e| e.to_string())?;
+    if let (Some(path), true) = (&flags.report_json, comm.is_root()) {
+        let json = report_json(plan, &out, t0.elapsed().as_secs_f64(), &levels, &processes);
+        chomp_tables::store::write_atomic(path, json.as_bytes()).map_err(|e| e.to_string())?;
+    }
     if !quiet {
         let positions: u64 = manifest.levels.iter().map(|l| l.positions).sum();
         let losses: u64 = manifest.levels.iter().map(|l| l.losses).sum();
@@ -90,6 +98,37 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The end-of-run report as JSON (`--report-json`).
+fn report_json(plan: &Plan, out: &std::path::Path, wall_seconds: f64, levels: &[solve::LevelReport], processes: &[ProcessWork]) -> String {
+    let levels: Vec<_> = levels
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "tiles": r.stats.tiles,
+                "positions": r.stats.positions,
+                "losses": r.stats.losses,
+                "sieve_seconds": r.sieve_seconds,
+                "grundy_seconds": r.grundy_seconds,
+                "marks": r.marks,
+                "lookups": r.lookups,
+                "checked": r.checked,
+                "check_seconds": r.check_seconds,
+            })
+        })
+        .collect();
+    let report = serde_json::json!({
+        "universe": plan.universe.describe(),
+        "max_tiles": plan.universe.tiles,
+        "grundy_max_tiles": plan.grundy_max_tiles,
+        "out": out.display().to_string(),
+        "wall_seconds": wall_seconds,
+        "threads_per_process": rayon::current_num_threads(),
+        "levels": levels,
+        "processes": processes,
+    });
+    serde_json::to_string_pretty(&report).expect("a JSON value") + "\n"
 }
 
 fn print_preflight(est: &[LevelEstimate], threads: usize, every_level: bool) {
@@ -187,13 +226,17 @@ fn print_event(e: &Event) {
         Event::Processes(work) if work.len() > 1 => {
             for w in work {
                 progress!(
-                    "process {} (node {}): {} marks pushed, {} positions scanned, {} Grundy values computed, {} child look-ups, peak memory {} MiB; at the end {} MiB resident, {} MiB its share",
+                    "process {} (node {}): {} marks pushed, {} parents enumerated, {} positions scanned, {} Grundy values computed, {} child look-ups, {:.1} s working, {:.1} s in collectives, {:.1} s CPU, peak memory {} MiB; at the end {} MiB resident, {} MiB its share",
                     w.process,
                     w.node,
                     w.marks,
+                    w.enumeration_steps,
                     w.scanned,
                     w.evaluated,
                     w.lookups,
+                    w.compute_seconds,
+                    w.wait_seconds,
+                    w.cpu_seconds,
                     w.peak_kib / 1024,
                     w.rss_kib / 1024,
                     w.pss_kib / 1024
@@ -214,8 +257,9 @@ fn print_event(e: &Event) {
                 }
             };
             progress!(
-                "balance (busiest process / mean): marks {:.3}, scan {:.3}, Grundy look-ups {:.3}",
+                "balance (busiest process / mean): marks {:.3}, enumeration {:.3}, scan {:.3}, Grundy look-ups {:.3}",
                 busiest(|w| w.marks),
+                busiest(|w| w.enumeration_steps),
                 busiest(|w| w.scanned),
                 busiest(|w| w.lookups)
             );
