@@ -87,6 +87,7 @@ pub fn run(plan: &Plan, opts: &Options, on_event: impl FnMut(&Event)) -> Result<
 /// aborts the job ([`Comm::abort`]).
 pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl FnMut(&Event)) -> Result<Manifest, JobError> {
     let ranking = plan.validate()?;
+    super::tunables::check_env().map_err(JobError::Invalid)?;
     // One process flushes its table files at each checkpoint at once; with
     // several, each flushes its own as it writes them (process 0's flush
     // could not reach another node's cache).
@@ -94,14 +95,9 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     let root = comm.is_root();
     if comm.processes() > 1 {
         let exe = std::env::current_exe().and_then(fs::read).map(|b| sha256_hex(&b)).unwrap_or_default();
-        // The engine's tunables (`CHOMP_*` variables) are part of the job:
-        // some change the levels' windows, hence the collectives' order.
-        let tunables: Vec<String> = {
-            let mut v: Vec<String> =
-                std::env::vars().filter(|(k, _)| k.starts_with("CHOMP_") && k != "CHOMP_LOG").map(|(k, v)| format!("{k}={v}")).collect();
-            v.sort();
-            v
-        };
+        // The engine's tunables are part of the job: some change the
+        // levels' windows, hence the collectives' order.
+        let tunables = super::tunables::get();
         let job = format!("{TOOL_VERSION} {exe} {plan:?} {} checks {} {tunables:?}", dir.path().display(), opts.check_samples);
         cluster::check_same(&job, comm).map_err(JobError::Refused)?;
     }

@@ -12,6 +12,7 @@ pub mod in_memory;
 pub mod memory;
 mod plan;
 pub mod sieve;
+pub mod tunables;
 pub mod words;
 
 pub use check::CHECK_SAMPLES;

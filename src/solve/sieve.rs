@@ -44,11 +44,10 @@ const SHARES: split::Balance = split::Balance::Both;
 /// below a loss are estimated in boxes only: where rows are unbounded the
 /// estimate (one partition count per pending level, for every loss) would
 /// cost more than it saves.
-const PARALLEL_PARENTS: u64 = 1 << 16;
+pub(super) const PARALLEL_PARENTS: u64 = 1 << 16;
 
 fn parallel_parents() -> u64 {
-    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *LIMIT.get_or_init(|| std::env::var("CHOMP_PARALLEL_PARENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(PARALLEL_PARENTS))
+    super::tunables::get().parallel_parents
 }
 
 /// Reloaded losses per rayon task.
@@ -102,11 +101,10 @@ pub struct Frontier {
 /// Thread copies of the mark bits of the next pending levels may hold at
 /// most this share of the bytes of the marks held (the environment
 /// variable `CHOMP_COPY_SHARE` overrides it, for tests and measurements).
-const COPY_SHARE: f64 = 0.75;
+pub(super) const COPY_SHARE: f64 = 0.75;
 
 fn copy_share() -> f64 {
-    static SHARE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *SHARE.get_or_init(|| std::env::var("CHOMP_COPY_SHARE").ok().and_then(|v| v.parse().ok()).unwrap_or(COPY_SHARE))
+    super::tunables::get().copy_share
 }
 
 /// The bytes of the words of the bit sets `sets`.
@@ -197,11 +195,10 @@ impl BySuffix {
 
 /// Boxes whose mark bits exceed this are sieved in two epochs (the
 /// environment variable `CHOMP_EPOCH_BYTES` overrides it, for tests).
-const EPOCH_BYTES: u64 = 256 << 20;
+pub(super) const EPOCH_BYTES: u64 = 256 << 20;
 
 fn epoch_bytes() -> u64 {
-    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *LIMIT.get_or_init(|| std::env::var("CHOMP_EPOCH_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(EPOCH_BYTES))
+    super::tunables::get().epoch_bytes
 }
 
 /// How a process holds mark bits: its share of each level (one of

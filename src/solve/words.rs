@@ -63,7 +63,7 @@ const LOW_BITS: u32 = 16;
 /// look-ups; larger ones use the compact index, whose bits fit the caches
 /// better (14×14: 5 MiB instead of 32). The environment variable
 /// `CHOMP_WORDS_DIRECT` overrides it (tests, tuning).
-const DIRECT_BITS: u32 = 26;
+pub(super) const DIRECT_BITS: u32 = 26;
 
 /// Low bits of a word that the compact index ranks by one look-up; the
 /// high bits select an offset. `bits − 16` within `12..=16` keeps both
@@ -72,12 +72,12 @@ const DIRECT_BITS: u32 = 26;
 /// 14×14 at 12 bits 401–448 ms against 464–537 ms direct, 15×15 at 14 bits
 /// 1.81–1.96 s against 2.00–2.12 s at 16. `CHOMP_WORDS_LOW` overrides it.
 fn index_low(bits: u32) -> u32 {
-    let low = std::env::var("CHOMP_WORDS_LOW").ok().and_then(|v| v.parse().ok()).unwrap_or(bits.saturating_sub(16).clamp(12, 16));
+    let low = super::tunables::get().words_low.unwrap_or(bits.saturating_sub(16).clamp(12, 16));
     low.min(LOW_BITS).min(bits)
 }
 
 fn direct_bits() -> u32 {
-    std::env::var("CHOMP_WORDS_DIRECT").ok().and_then(|v| v.parse().ok()).unwrap_or(DIRECT_BITS)
+    super::tunables::get().words_direct
 }
 
 /// `SIX_BITS[j]`: the 64-bit mask of the six-bit values with `j` ones.
@@ -98,7 +98,7 @@ const SIX_BITS: [u64; 7] = {
 /// `CHOMP_WORD_SIEVE` is `0`.
 pub fn bytes(universe: &Universe) -> Option<u64> {
     // CHOMP_WORD_SIEVE=0 turns it off (to compare with the level sieve).
-    if std::env::var("CHOMP_WORD_SIEVE").is_ok_and(|v| v == "0") {
+    if !super::tunables::get().word_sieve {
         return None;
     }
     let (r, c) = (universe.rows?, universe.cols?);
@@ -140,7 +140,7 @@ pub struct BoxLosses {
 /// 317–354 ms).
 fn far_bit(bits: u32) -> u32 {
     let default = bits.saturating_sub(if bits <= 28 { 2 } else { 3 }).max(8);
-    usable_far(std::env::var("CHOMP_WORDS_FAR").ok().and_then(|v| v.parse().ok()).unwrap_or(default), bits)
+    usable_far(super::tunables::get().words_far.unwrap_or(default), bits)
 }
 
 /// `far` within what the sieve takes: at most the word's bits (no far

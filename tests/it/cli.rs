@@ -478,3 +478,19 @@ fn report_json_lists_the_levels_and_the_process() {
     }
     assert_no_tmp_files(tmp.path());
 }
+
+#[test]
+fn tunables_are_checked_before_a_run() {
+    let tmp = TempDir::new().unwrap();
+    for (var, value) in [("CHOMP_EPOCH_BYTES", "lots"), ("CHOMP_EPOCH_BITES", "1000"), ("CHOMP_WORD_SIEVE", "off")] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_chomp"))
+            .args(["solve", "--max-tiles", "12", "--quiet", "--out"])
+            .arg(tmp.path().join("t"))
+            .env(var, value)
+            .output()
+            .unwrap();
+        let line = assert_one_line_error(&out, var);
+        assert!(line.contains(var), "{line}");
+        assert!(!tmp.path().join("t").exists(), "{var}: the refused run wrote a directory");
+    }
+}

@@ -393,13 +393,11 @@ pub fn summary(dirs: &[PathBuf], out: &Path, force: bool) -> Result<ExitCode, St
 /// The tile counts (first column) of a summary file: CSV rows, or the
 /// `"tiles"` fields of summary.json.
 fn summary_tiles(text: &str) -> std::collections::BTreeSet<u32> {
-    if text.trim_start().starts_with('[') {
-        return text
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix("\"tiles\":"))
-            .filter_map(|v| v.trim().trim_end_matches(',').parse().ok())
-            .collect();
+    // summary.json: an array of levels, each with its "tiles".
+    if let Ok(serde_json::Value::Array(levels)) = serde_json::from_str::<serde_json::Value>(text) {
+        return levels.iter().filter_map(|l| l.get("tiles")?.as_u64()?.try_into().ok()).collect();
     }
+    // The CSV files: a header line, then the tile count first on every row.
     text.lines().skip(1).filter_map(|l| l.split(',').next()?.parse().ok()).collect()
 }
 

@@ -1,0 +1,152 @@
+//! The engine's tunables: the `CHOMP_*` environment variables that change
+//! how (never what) the engine computes, for tests, measurements and tuning.
+//!
+//! They are read once per process, here, the first time any is needed
+//! ([`get`]); a run checks them first ([`check_env`]: a value that does not
+//! parse, or a `CHOMP_*` name that is none of them, is an error before
+//! anything is computed), and MPI processes compare them ([`Tunables`]'s
+//! `Debug` text is part of every process's job fingerprint): some change a
+//! level's windows or epochs, hence the order of the collectives, and
+//! processes with different values would wait forever at different
+//! barriers. docs/architecture.md lists them.
+
+use std::sync::OnceLock;
+
+/// Every tunable, with its value in this process (the default when unset).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tunables {
+    /// `CHOMP_PARALLEL_PARENTS`: a loss with more parents than this has
+    /// them marked by every thread together.
+    pub parallel_parents: u64,
+    /// `CHOMP_COPY_SHARE`: the most that thread copies of the next levels'
+    /// mark bits may hold, as a share of the bytes of the marks held.
+    pub copy_share: f64,
+    /// `CHOMP_EPOCH_BYTES`: boxes whose mark bits exceed this are sieved in
+    /// two epochs.
+    pub epoch_bytes: u64,
+    /// `CHOMP_WORD_SIEVE`: `false` (the value `0`) turns the word sieve of
+    /// boxes off, to compare with the level sieve.
+    pub word_sieve: bool,
+    /// `CHOMP_WORDS_DIRECT`: boxes of at most this many bits index their
+    /// words directly.
+    pub words_direct: u32,
+    /// `CHOMP_WORDS_LOW`: the low bits ranked by one look-up in the word
+    /// sieve's compact index (unset: chosen from the box).
+    pub words_low: Option<u32>,
+    /// `CHOMP_WORDS_FAR`: the word sieve's stretches whose top bit is at
+    /// least this go to the helper threads (unset: chosen from the box).
+    pub words_far: Option<u32>,
+}
+
+/// The defaults (what every published table was computed with).
+/// Each is documented, with its measurements, where it is used.
+pub const DEFAULT: Tunables = Tunables {
+    parallel_parents: super::sieve::PARALLEL_PARENTS,
+    copy_share: super::sieve::COPY_SHARE,
+    epoch_bytes: super::sieve::EPOCH_BYTES,
+    word_sieve: true,
+    words_direct: super::words::DIRECT_BITS,
+    words_low: None,
+    words_far: None,
+};
+
+/// The names a run accepts; `CHOMP_LOG` (the server's log filter) is not a tunable.
+pub const NAMES: [&str; 7] = [
+    "CHOMP_PARALLEL_PARENTS",
+    "CHOMP_COPY_SHARE",
+    "CHOMP_EPOCH_BYTES",
+    "CHOMP_WORD_SIEVE",
+    "CHOMP_WORDS_DIRECT",
+    "CHOMP_WORDS_LOW",
+    "CHOMP_WORDS_FAR",
+];
+
+/// Other `CHOMP_*` variables that are not tunables.
+const NOT_TUNABLES: [&str; 1] = ["CHOMP_LOG"];
+
+impl Tunables {
+    /// Reads the variables from `var` (name → value, `None` when unset).
+    ///
+    /// # Errors
+    /// The first value that does not parse, as a one-line message.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        fn parse<T: std::str::FromStr>(
+            var: &impl Fn(&str) -> Option<String>,
+            name: &str,
+            ok: impl Fn(&T) -> bool,
+        ) -> Result<Option<T>, String> {
+            match var(name) {
+                None => Ok(None),
+                Some(v) => match v.trim().parse::<T>() {
+                    Ok(x) if ok(&x) => Ok(Some(x)),
+                    _ => Err(format!("{name}={v:?}: not a valid value (see docs/architecture.md, \"Tunables\"; unset it for the default)")),
+                },
+            }
+        }
+        let word_sieve = match var("CHOMP_WORD_SIEVE").as_deref().map(str::trim) {
+            None | Some("1") => true,
+            Some("0") => false,
+            Some(v) => return Err(format!("CHOMP_WORD_SIEVE={v:?}: use 0 (off) or 1 (on)")),
+        };
+        Ok(Tunables {
+            parallel_parents: parse(&var, "CHOMP_PARALLEL_PARENTS", |&x: &u64| x > 0)?.unwrap_or(DEFAULT.parallel_parents),
+            copy_share: parse(&var, "CHOMP_COPY_SHARE", |&x: &f64| (0.0..=16.0).contains(&x))?.unwrap_or(DEFAULT.copy_share),
+            epoch_bytes: parse(&var, "CHOMP_EPOCH_BYTES", |&x: &u64| x > 0)?.unwrap_or(DEFAULT.epoch_bytes),
+            word_sieve,
+            words_direct: parse(&var, "CHOMP_WORDS_DIRECT", |&x: &u32| x <= 64)?.unwrap_or(DEFAULT.words_direct),
+            words_low: parse(&var, "CHOMP_WORDS_LOW", |&x: &u32| (1..=16).contains(&x))?,
+            words_far: parse(&var, "CHOMP_WORDS_FAR", |&x: &u32| x <= 64)?,
+        })
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Checks the environment's `CHOMP_*` variables: every one a tunable (or
+/// `CHOMP_LOG`), every tunable's value valid.
+///
+/// # Errors
+/// A one-line message naming the variable.
+pub fn check_env() -> Result<(), String> {
+    for (name, _) in std::env::vars() {
+        if name.starts_with("CHOMP_") && !NAMES.contains(&name.as_str()) && !NOT_TUNABLES.contains(&name.as_str()) {
+            return Err(format!("{name}: not a variable chomp knows (its tunables: {})", NAMES.join(", ")));
+        }
+    }
+    Tunables::from_vars(env).map(|_| ())
+}
+
+/// This process's tunables, read from the environment the first time
+/// (values that do not parse count as unset here; a run refuses them first,
+/// with [`check_env`]).
+pub fn get() -> &'static Tunables {
+    static TUNABLES: OnceLock<Tunables> = OnceLock::new();
+    TUNABLES.get_or_init(|| Tunables::from_vars(env).unwrap_or(DEFAULT))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(pairs: &[(&str, &str)]) -> Result<Tunables, String> {
+        Tunables::from_vars(|name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
+    }
+
+    #[test]
+    fn unset_gives_the_defaults() {
+        assert_eq!(from(&[]).unwrap(), DEFAULT);
+    }
+
+    #[test]
+    fn values_are_read_and_checked() {
+        let t = from(&[("CHOMP_EPOCH_BYTES", "4096"), ("CHOMP_WORD_SIEVE", "0"), ("CHOMP_WORDS_FAR", "21")]).unwrap();
+        assert_eq!((t.epoch_bytes, t.word_sieve, t.words_far), (4096, false, Some(21)));
+        assert_eq!(t.copy_share, DEFAULT.copy_share);
+        for bad in [("CHOMP_EPOCH_BYTES", "lots"), ("CHOMP_EPOCH_BYTES", "0"), ("CHOMP_WORD_SIEVE", "no"), ("CHOMP_WORDS_LOW", "17")] {
+            let e = from(&[bad]).unwrap_err();
+            assert!(e.starts_with(bad.0), "{e}");
+        }
+    }
+}
