@@ -46,8 +46,10 @@ pub const FIXED_LEN: usize = 88;
 pub const LOSS_BLOCK: u32 = 1 << 16;
 /// Positions per block of a Grundy table (about 6 KB compressed).
 pub const GRUNDY_BLOCK: u32 = 1 << 13;
-/// Block entries per index page (8 KiB pages).
+/// The most block entries per index page the writer puts in a page (8 KiB pages).
 pub const PAGE_ENTRIES: u32 = 256;
+/// The fewest block entries per index page the writer puts in a page (512 B).
+pub const MIN_PAGE_ENTRIES: u32 = 16;
 /// Bytes of one block entry.
 pub const ENTRY_LEN: usize = 32;
 /// Bytes of one digest (a truncated SHA-256).
@@ -438,6 +440,23 @@ fn map_blocks<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) 
     }
 }
 
+/// Block entries per index page of a table of `blocks` blocks, as the writer
+/// chooses them: the power of two within 16 … 256 nearest above √(blocks / 2).
+///
+/// A cold look-up reads the table's head (16 bytes per page) and one page
+/// (32 bytes per entry): `16 · blocks / e + 32 · e` bytes, least at
+/// `e = √(blocks / 2)`. Losses to 110 tiles (`FORMAT.md` section 17):
+/// level 109 (8,270 blocks) gets pages of 128 entries, level 80 (241
+/// blocks) of 16, and a 110-tile question reads 183 KiB instead of 407 KiB
+/// with 256 everywhere; tables of 2^17 blocks and more keep 256.
+pub fn page_entries(blocks: u32) -> u32 {
+    let mut e = MIN_PAGE_ENTRIES;
+    while e < PAGE_ENTRIES && 2 * u64::from(e) * u64::from(e) < u64::from(blocks) {
+        e *= 2;
+    }
+    e
+}
+
 /// Assembles a table from its header (with `block_size` set) and its
 /// compressed blocks with their loss counts. Returns the file and the
 /// length of its head.
@@ -445,9 +464,9 @@ fn assemble(header: &Header, blocks: Vec<(Vec<u8>, u32)>) -> (Vec<u8>, usize) {
     let mut head = Head {
         header: Header { shard: Some(header.shard.unwrap_or(ShardPlace { index: 0, count: 1, first: 0 })), ..*header },
         blocks: blocks.len() as u32,
-        page_entries: PAGE_ENTRIES,
+        page_entries: page_entries(blocks.len() as u32),
         file_len: 0,
-        page_digests: vec![[0; DIGEST_LEN]; blocks.len().div_ceil(PAGE_ENTRIES as usize)],
+        page_digests: vec![[0; DIGEST_LEN]; blocks.len().div_ceil(page_entries(blocks.len() as u32) as usize)],
     };
     debug_assert_eq!(head.blocks as u64, header.positions.div_ceil(header.block_size as u64));
     let data_start = head.data_start();
@@ -461,7 +480,7 @@ fn assemble(header: &Header, blocks: Vec<(Vec<u8>, u32)>) -> (Vec<u8>, usize) {
         index.extend_from_slice(&digest(frame));
         offset += frame.len() as u64;
     }
-    for (p, page) in index.chunks(PAGE_ENTRIES as usize * ENTRY_LEN).enumerate() {
+    for (p, page) in index.chunks(head.page_entries as usize * ENTRY_LEN).enumerate() {
         head.page_digests[p] = digest(page);
     }
     let mut out = head.encode();
@@ -631,6 +650,21 @@ mod tests {
         let img = TableImage::new(Path::new("g"), &bytes, Some(&h)).unwrap();
         assert_eq!(img.grundy_values().unwrap(), values);
         assert_eq!(img.head.place(), place(0, 1, 0));
+    }
+
+    #[test]
+    fn pages_grow_with_the_table() {
+        assert_eq!(page_entries(1), 16);
+        assert_eq!(page_entries(512), 16);
+        assert_eq!(page_entries(513), 32);
+        assert_eq!(page_entries(8_270), 128);
+        assert_eq!(page_entries(65_536), 256);
+        assert_eq!(page_entries(1 << 19), 256);
+        for b in 1..20_000 {
+            let e = page_entries(b);
+            assert!((MIN_PAGE_ENTRIES..=PAGE_ENTRIES).contains(&e) && e.is_power_of_two());
+            assert!(e == PAGE_ENTRIES || 2 * e * e >= b, "{b} blocks: {e}");
+        }
     }
 
     #[test]
