@@ -23,3 +23,4 @@ mod results;
 mod resume;
 mod serve;
 mod sharded;
+mod site;

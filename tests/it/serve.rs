@@ -148,9 +148,9 @@ fn answers_as_the_command_line_does() {
     assert_eq!(tables["tables"][0]["rows"], 8);
     assert_eq!(tables["tables"][1]["name"], "losses-100");
     let (status, page) = server.get("/");
-    assert!(status == 200 && page.contains("<script src=\"/app.js\">"), "{status}");
+    assert!(status == 200 && page.contains("<script src=\"app.js\">") && !page.contains("data-site"), "{status}");
     let (status, js) = server.get("/app.js");
-    assert!(status == 200 && js.contains("dataset.row") && js.contains("/v1/play"), "{status}");
+    assert!(status == 200 && js.contains("dataset.row") && js.contains("v1/play?position="), "{status}");
     assert_eq!(server.get("/style.css").0, 200);
     // The icon a browser asks for, whatever the page links.
     for icon in ["/favicon.ico", "/favicon.svg"] {

@@ -89,6 +89,37 @@ pub enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Write a static web site that plays Chomp and answers queries from table directories
+    /// with no server: the game page, the JavaScript reader (HTTP range requests, every
+    /// byte checked against the manifest) and copies of the tables (each file checked
+    /// against its manifest on the way), or links to a mirror that serves them
+    #[command(long_about = "Write a static web site that plays Chomp and answers queries from table directories, with no server.\n\n\
+The site holds the game page (as `chomp serve` shows it; very hard plays perfectly inside the tables, learning \
+mode marks the winning moves; the other levels need the server), the JavaScript reader (js/chomp-tables.js) \
+and site.json, the list of table directories. Without --mirror it copies every file each manifest lists into \
+SITE/tables/NAME/ (NAME: the directory's name), checking each against its manifest's SHA-256 on the way; with \
+--mirror URL the page reads URL/NAME/ instead (a mirror of the published directories, e.g. what `chomp fetch` reads). \
+Either way site.json pins each manifest's SHA-256, and the reader checks every byte it reads against it.\n\n\
+Serve SITE from any static host that answers HTTP range requests (nginx, GitHub Pages, an object store). \
+The site is written to SITE.partial and renamed at the end: SITE is whole or absent.\n\n\
+Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs/site.md has an nginx configuration).")]
+    Site {
+        /// A table directory to publish (repeat for several; names must differ), e.g. --tables results/box-8x15.
+        #[arg(long, value_name = "DIR", required = true)]
+        tables: Vec<PathBuf>,
+        /// The site's directory (new; with --force, replaced).
+        #[arg(long, value_name = "SITE")]
+        out: PathBuf,
+        /// Read the tables from this mirror (URL/NAME/manifest.json, ...) instead of copying them into the site.
+        #[arg(long, value_name = "URL")]
+        mirror: Option<String>,
+        /// Replace SITE if it exists.
+        #[arg(long)]
+        force: bool,
+        /// Print nothing but errors.
+        #[arg(long)]
+        quiet: bool,
+    },
     /// Download a published table directory from a mirror: every file its manifest lists,
     /// several at once, each checked against the manifest's SHA-256 before it gets its
     /// name (partial files resume with HTTP Range requests: stop it at any time and run it

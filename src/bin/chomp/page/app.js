@@ -1,6 +1,8 @@
 // Chomp against the computer: the board, the moves, undo, learning mode.
-// The server answers /v1/play (the computer's move) and /v1/query (the
-// winning moves shown in learning mode). No build step, no library.
+// The answers come from a backend: the server's API (/v1/play for the
+// computer's move, /v1/query for the winning moves shown in learning mode),
+// or, on a static site written by `chomp site` (<html data-site="static">),
+// site.js, which reads the tables in the browser. No build step.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -35,6 +37,14 @@ async function getJson(url) {
 }
 
 const param = (p) => p.join(",");
+
+// Where the answers come from; init() swaps in site.js's on a static site.
+let backend = {
+  levels: ["easy", "medium", "hard", "very-hard"],
+  tables: () => getJson("v1/tables"),
+  query: (p) => getJson(`v1/query?position=${param(p)}`),
+  play: (p, level, seed) => getJson(`v1/play?position=${param(p)}&level=${level}&seed=${seed}`),
+};
 const isPoisonOnly = (p) => p.length === 1 && p[0] === 1;
 
 // The position after biting (r, c).
@@ -97,7 +107,7 @@ async function showWinning() {
   if (!$("learn").checked || game.over || !game.yourTurn) return;
   const asked = param(game.position);
   try {
-    const a = await getJson(`/v1/query?position=${asked}`);
+    const a = await backend.query(game.position);
     if (param(game.position) !== asked || !game.yourTurn) return;
     for (const [r, c] of a.winning_moves) {
       const el = document.querySelector(`.tile[data-row="${r}"][data-col="${c}"]`);
@@ -149,7 +159,7 @@ async function computerMove() {
   setStatus("The computer is thinking…", "thinking");
   const level = $("level").value;
   try {
-    const m = await getJson(`/v1/play?position=${param(game.position)}&level=${level}&seed=${game.seed + game.plies}`);
+    const m = await backend.play(game.position, level, game.seed + game.plies);
     game.bitten = eaten(game.position, m.position);
     game.position = m.position;
     game.plies++;
@@ -239,7 +249,18 @@ function covered(rows, cols) {
 async function init() {
   const q = new URLSearchParams(window.location.search);
   try {
-    const t = await getJson("/v1/tables");
+    if (document.documentElement.dataset.site === "static") {
+      backend = (await import("./site.js")).backend;
+      $("api").textContent = "Answers are read in your browser from the tables on this static site (site.json lists them).";
+      $("debug").hidden = false;
+    }
+    for (const o of $("level").options) {
+      if (!backend.levels.includes(o.value)) {
+        o.disabled = true;
+        o.textContent += " (server only)";
+      }
+    }
+    const t = await backend.tables();
     game.tables = t.tables;
     // The largest box among the tables (a directory bounded by tiles only allows its levels).
     game.maxRows = Math.max(1, ...t.tables.map((x) => x.rows ?? x.levels_complete));
@@ -251,6 +272,7 @@ async function init() {
   $("cols").max = game.maxCols;
   $("coverage").textContent = `The tables here cover ${coverage()}. Rows and columns are counted from 1, top left.`;
   for (const key of ["rows", "cols", "level", "start"]) if (q.has(key)) $(key).value = q.get(key);
+  if (!backend.levels.includes($("level").value)) $("level").value = "very-hard";
   if (q.get("learn") === "1") $("learn").checked = true;
   $("setup").addEventListener("submit", newGame);
   $("undo").addEventListener("click", undo);

@@ -1,0 +1,181 @@
+// The reader over HTTP: a static server with Range support (as nginx answers),
+// one that ignores Range, and nginx itself where it is installed.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, statSync, writeFileSync, appendFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openTables } from "../chomp-tables.js";
+import { NEEDS_TABLES, TABLES, agree, copyTables, expected, findExecutable, removeDir, serveDir, tables } from "./helpers.mjs";
+
+const bytesOf = (log, path) => log.filter((e) => e.path === path).reduce((a, e) => a + e.bytes, 0);
+
+test("over HTTP with Range requests: formats 3 and 1 agree with the CLI; format 3 reads only ranges", { skip: NEEDS_TABLES }, async () => {
+  const srv = await serveDir(TABLES);
+  try {
+    const cases = expected().cases.filter((c) => c.dir === "f3" || c.dir === "f1");
+    const { answered, opened } = await agree(cases, (d) => openTables(srv.url + d + "/"));
+    assert.ok(answered > 300);
+    const f3 = srv.log.filter((e) => e.path.startsWith("f3/") && e.path.endsWith(".cht"));
+    assert.ok(f3.length > 0 && f3.every((e) => e.range !== null && e.status === 206), "format 3 tables are read in ranges");
+    const f1 = srv.log.filter((e) => e.path.startsWith("f1/") && e.path.endsWith(".cht"));
+    assert.ok(f1.length > 0 && f1.every((e) => e.range === null && e.status === 200), "format 1 tables are read whole");
+    // What the reader counts is what the server sent.
+    for (const d of ["f3", "f1"]) {
+      const mine = srv.log.filter((e) => e.path.startsWith(d + "/"));
+      const s = opened.get(d).stats();
+      assert.equal(s.requests, mine.length);
+      assert.equal(s.bytesRead, mine.reduce((a, e) => a + e.bytes, 0));
+      assert.ok(s.cacheBytes > 0);
+    }
+  } finally {
+    await srv.close();
+  }
+});
+
+test("a question reads a few KiB of a table, not the table", { skip: NEEDS_TABLES }, async () => {
+  const srv = await serveDir(TABLES);
+  try {
+    const t = await openTables(srv.url + "f3");
+    const a = await t.query("20 18 10 5 4 2 1"); // 60 tiles: 59 levels looked up
+    assert.equal(a.tiles, 60);
+    const rel = "f3/losses/L0060.cht";
+    const size = statSync(join(TABLES, rel)).size;
+    const read = bytesOf(srv.log, rel);
+    assert.equal(srv.log.filter((e) => e.path === rel).length, 3, "head, index page, block");
+    assert.ok(read < 4096 && read < size / 4, `${read} of ${size} bytes of ${rel}`);
+    const b = await t.query("15 10 8 6 4 2"); // 45 tiles, with a Grundy value
+    assert.notEqual(b.grundy, null);
+    const g = "f3/grundy/G0045.cht";
+    const gread = bytesOf(srv.log, g);
+    assert.ok(gread < 12 * 1024 && gread < statSync(join(TABLES, g)).size / 4, `${gread} bytes of ${g}`);
+    // Asked again: everything from the cache.
+    const before = t.stats().requests;
+    assert.deepEqual(await t.query("20 18 10 5 4 2 1"), a);
+    assert.equal(t.stats().requests, before);
+  } finally {
+    await srv.close();
+  }
+});
+
+test("concurrent identical questions share their requests", { skip: NEEDS_TABLES }, async () => {
+  const srv = await serveDir(TABLES);
+  try {
+    for (const d of ["f3", "f3s", "f1"]) {
+      const pos = d === "f3" ? "12 9 9 7 5 3 2 1" : "9 7 5 3 2 1";
+      const one = await openTables(srv.url + d);
+      const base = one.stats().requests;
+      const answer = await one.query(pos);
+      const single = one.stats().requests - base;
+      const many = await openTables(srv.url + d);
+      const start = srv.log.length;
+      const answers = await Promise.all(Array.from({ length: 8 }, () => many.query(pos)));
+      for (const x of answers) assert.deepEqual(x, answer);
+      assert.equal(srv.log.length - start, single, `${d}: 8 concurrent questions made ${srv.log.length - start} requests, one made ${single}`);
+      const keys = srv.log.slice(start).map((e) => `${e.path} ${e.range}`);
+      assert.equal(new Set(keys).size, keys.length, `${d}: a range was asked twice`);
+    }
+  } finally {
+    await srv.close();
+  }
+});
+
+test("a server that ignores Range (200 with the whole file)", { skip: NEEDS_TABLES }, async () => {
+  const srv = await serveDir(TABLES, { ranges: false });
+  try {
+    const cases = expected().cases.filter((c) => c.dir === "box3").slice(0, 60);
+    const { answered } = await agree(cases, (d) => openTables(srv.url + d));
+    assert.ok(answered > 30);
+    assert.ok(srv.log.every((e) => e.status === 200));
+  } finally {
+    await srv.close();
+  }
+});
+
+test("HTTP errors and a padded file name the URL", { skip: NEEDS_TABLES }, async () => {
+  const dir = copyTables("dmg3");
+  const srv = await serveDir(dir, { missing: ["losses/L0009.cht"] });
+  try {
+    const t = await openTables(srv.url);
+    await assert.rejects(t.query("5 3 1"), { name: "TableError", message: `${srv.url}losses/L0009.cht: HTTP 404 Not Found` });
+    appendFileSync(join(dir, "losses/L0008.cht"), Buffer.from([0]));
+    await assert.rejects((await openTables(srv.url)).query("4 3 1"), { message: /^http:.*\/losses\/L0008\.cht: truncated or padded: \d+ bytes, manifest\.json says \d+$/ });
+    await assert.rejects(openTables(srv.url + "nowhere/"), { message: `${srv.url}nowhere/: no manifest.json; not a chomp table directory` });
+  } finally {
+    await srv.close();
+    removeDir(dir);
+  }
+});
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const NGINX = findExecutable(["nginx"]);
+
+test("nginx: formats 3 (sharded) and 2 agree with the CLI", { skip: !TABLES ? NEEDS_TABLES : !NGINX ? "nginx is not installed" : false }, async () => {
+  const prefix = mkdtempSync(join(tmpdir(), "chomp-js-nginx-"));
+  const port = await freePort();
+  const root = process.getuid && process.getuid() === 0 ? "user root;\n" : "";
+  writeFileSync(
+    join(prefix, "nginx.conf"),
+    `${root}daemon off;\nworker_processes 1;\npid ${prefix}/nginx.pid;\nerror_log ${prefix}/error.log;\n` +
+      `events { worker_connections 64; }\nhttp {\n  access_log off;\n  client_body_temp_path ${prefix}/body;\n  proxy_temp_path ${prefix}/proxy;\n` +
+      `  fastcgi_temp_path ${prefix}/fastcgi;\n  uwsgi_temp_path ${prefix}/uwsgi;\n  scgi_temp_path ${prefix}/scgi;\n` +
+      `  types { application/json json; application/octet-stream cht; }\n  server { listen 127.0.0.1:${port}; root ${TABLES}; }\n}\n`,
+  );
+  const nginx = spawn(NGINX, ["-p", prefix, "-c", join(prefix, "nginx.conf")], { stdio: "ignore" });
+  const url = `http://127.0.0.1:${port}/`;
+  try {
+    let up = false;
+    for (let i = 0; i < 100 && !up; i++) {
+      try {
+        up = (await fetch(url + "f3/manifest.json")).ok;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    assert.ok(up, "nginx did not start");
+    const cases = expected().cases.filter((c) => c.dir === "f3s" || c.dir === "f2" || c.dir === "box2");
+    const { answered, opened } = await agree(cases, (d) => openTables(url + d));
+    assert.ok(answered > 250);
+    assert.ok(opened.get("f3s").stats().bytesRead > 0);
+  } finally {
+    nginx.kill("SIGTERM");
+    await new Promise((r) => (nginx.exitCode !== null ? r() : nginx.once("exit", r)));
+    removeDir(prefix);
+  }
+});
+
+test("the cache stays within its bound, and a cache of 0 bytes still answers", { skip: NEEDS_TABLES }, async () => {
+  const cases = expected().cases.filter((c) => c.dir === "f3" || c.dir === "f2");
+  for (const bound of [40000, 0]) {
+    const opened = new Map();
+    const { answered } = await agree(cases.slice(0, bound ? 200 : 40), async (d) => {
+      const t = await openTables(tables(d), { cacheBytes: bound });
+      opened.set(d, t);
+      const q = t.query.bind(t);
+      t.query = async (p) => {
+        try {
+          return await q(p);
+        } finally {
+          assert.ok(t.stats().cacheBytes <= bound, `${t.stats().cacheBytes} > ${bound}`);
+        }
+      };
+      return t;
+    });
+    assert.ok(answered > 20);
+    if (bound) assert.ok([...opened.values()].some((t) => t.stats().cacheBytes > bound / 2));
+  }
+  // The default bound: 64 MiB.
+  const t = await openTables(tables("f3"));
+  assert.equal(t.cache.limit, 64 * 1024 * 1024);
+});

@@ -1,0 +1,219 @@
+//! `chomp site`: a static web site that plays Chomp and answers queries from
+//! table directories in the browser, with no server (docs/site.md).
+//!
+//! The site is written into `SITE.partial` and renamed to `SITE` at the end,
+//! so `SITE` is either whole or absent; a copied table file is checked
+//! against its manifest's size and SHA-256 before the site can be used.
+
+use chomp_tables::store::{sha256_hex, write_atomic, Manifest, MANIFEST};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The page as `chomp serve` shows it, marked as a static site: app.js then
+/// takes its answers from site.js, and the import map lets the reader import
+/// zstd by the package's name.
+fn index_html() -> String {
+    let page = include_str!("page/index.html");
+    let marked = page.replacen("<html lang=\"en\">", "<html lang=\"en\" data-site=\"static\">", 1).replacen(
+        "</head>",
+        "<script type=\"importmap\">{\"imports\": {\"fzstd\": \"./fzstd.js\"}}</script>\n</head>",
+        1,
+    );
+    assert!(marked.contains("data-site=\"static\"") && marked.contains("importmap"), "page/index.html lost the marks site.rs edits");
+    marked
+}
+
+/// The site's own files: (name, contents).
+fn assets() -> Vec<(&'static str, String)> {
+    vec![
+        ("index.html", index_html()),
+        ("app.js", include_str!("page/app.js").to_string()),
+        ("site.js", include_str!("page/site.js").to_string()),
+        ("style.css", include_str!("page/style.css").to_string()),
+        ("favicon.svg", include_str!("page/favicon.svg").to_string()),
+        ("chomp-tables.js", include_str!("../../../js/chomp-tables.js").to_string()),
+        ("fzstd.js", include_str!("../../../js/vendor/fzstd.js").to_string()),
+        ("LICENSE-fzstd", include_str!("../../../js/vendor/LICENSE-fzstd").to_string()),
+    ]
+}
+
+/// Copies `from` to `to` (a new file), checking its size and SHA-256
+/// against the manifest's entry; returns the bytes copied.
+fn copy_checked(m: &Manifest, dir: &Path, rel: &str, to: &Path) -> Result<u64, String> {
+    let from = dir.join(rel);
+    let entry = &m.files[rel];
+    let mut src = File::open(&from).map_err(|e| format!("{}: {e}", from.display()))?;
+    let mut dst = File::create(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = src.read(&mut buf).map_err(|e| format!("{}: {e}", from.display()))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        dst.write_all(&buf[..n]).map_err(|e| format!("{}: {e}", to.display()))?;
+        len += n as u64;
+    }
+    dst.sync_all().map_err(|e| format!("{}: {e}", to.display()))?;
+    let sha: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    if len != entry.bytes || sha != entry.sha256 {
+        return Err(format!("{}: differs from {}/manifest.json (a damaged table: run chomp verify)", from.display(), dir.display()));
+    }
+    Ok(len)
+}
+
+/// The name a table directory gets on the site: its last component.
+fn site_name(dir: &Path) -> Result<String, String> {
+    let name = dir.canonicalize().ok().and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()));
+    match name {
+        Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) && !n.starts_with('.') => Ok(n),
+        _ => Err(format!(
+            "{}: a site names each table directory by its last component, which must be letters, digits, '-', '_' or '.'",
+            dir.display()
+        )),
+    }
+}
+
+/// A table directory going onto the site.
+struct Source {
+    /// Its name on the site (its directory's name).
+    name: String,
+    dir: PathBuf,
+    manifest: Manifest,
+    /// The manifest's bytes, as checked.
+    manifest_bytes: Vec<u8>,
+}
+
+/// Writes the site (see the command's help).
+pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, force: bool, quiet: bool) -> Result<ExitCode, String> {
+    if out.exists() && !force {
+        return Err(format!("{} exists: choose another --out, or --force to replace it", out.display()));
+    }
+    let mirror = match mirror {
+        Some(url) if url.starts_with("http://") || url.starts_with("https://") => Some(url.trim_end_matches('/').to_string()),
+        Some(url) => return Err(format!("--mirror {url:?}: give an http:// or https:// address")),
+        None => None,
+    };
+    // Every directory opens and has a distinct name before anything is written.
+    let mut sources = Vec::new();
+    for dir in dirs {
+        let path = dir.join(MANIFEST);
+        let bytes = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = String::from_utf8(bytes.clone()).map_err(|_| format!("{}: not UTF-8", path.display()))?;
+        let m = Manifest::parse(&path, &text).map_err(|e| e.to_string())?;
+        let name = site_name(dir)?;
+        if sources.iter().any(|s: &Source| s.name == name) {
+            return Err(format!("two table directories are named {name}: a site needs distinct names"));
+        }
+        sources.push(Source { name, dir: dir.clone(), manifest: m, manifest_bytes: bytes });
+    }
+    let mut staging = out.as_os_str().to_os_string();
+    staging.push(".partial");
+    let staging = PathBuf::from(staging);
+    if staging.exists() {
+        fs::remove_dir_all(&staging).map_err(|e| format!("{}: {e}", staging.display()))?;
+    }
+    fs::create_dir_all(&staging).map_err(|e| format!("{}: {e}", staging.display()))?;
+    // Nothing half-written stays behind: an error removes the staging directory.
+    let written = write_site(&staging, &sources, mirror.as_deref(), quiet);
+    let copied = match written {
+        Ok(copied) => copied,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
+    if out.exists() {
+        fs::remove_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    }
+    fs::rename(&staging, out).map_err(|e| format!("{}: {e}", out.display()))?;
+    println!(
+        "chomp site: wrote {} ({} table director{}{}): serve it from a static host that answers range requests",
+        out.display(),
+        sources.len(),
+        if sources.len() == 1 { "y" } else { "ies" },
+        match &mirror {
+            Some(base) => format!(", read from {base}"),
+            None => format!(", {:.1} MiB copied", copied as f64 / (1 << 20) as f64),
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the site's files into `staging`; returns the table bytes copied.
+fn write_site(staging: &Path, sources: &[Source], mirror: Option<&str>, quiet: bool) -> Result<u64, String> {
+    for (name, text) in assets() {
+        write_atomic(&staging.join(name), text.as_bytes()).map_err(|e| e.to_string())?;
+    }
+    let mut listed = Vec::new();
+    let mut copied = 0u64;
+    for Source { name, dir, manifest: m, manifest_bytes } in sources {
+        let url = match mirror {
+            Some(base) => format!("{base}/{name}/"),
+            None => {
+                let to = staging.join("tables").join(name);
+                let mut bytes = 0u64;
+                for rel in m.files.keys() {
+                    let target = to.join(rel);
+                    fs::create_dir_all(target.parent().expect("a file in a directory")).map_err(|e| format!("{}: {e}", to.display()))?;
+                    bytes += copy_checked(m, dir, rel, &target)?;
+                }
+                write_atomic(&to.join(MANIFEST), manifest_bytes).map_err(|e| e.to_string())?;
+                if !quiet {
+                    progress!(
+                        "chomp site: copied {name}: {} files, {:.1} MiB, each checked",
+                        m.files.len() + 1,
+                        bytes as f64 / (1 << 20) as f64
+                    );
+                }
+                copied += bytes;
+                format!("tables/{name}/")
+            }
+        };
+        listed.push(json!({
+            "name": name,
+            "url": url,
+            "manifest_sha256": sha256_hex(manifest_bytes),
+            "format_version": m.format_version,
+            "rows": m.universe.rows,
+            "cols": m.universe.cols,
+            "tiles": m.universe.tiles,
+            "levels_complete": m.levels_complete,
+            "grundy_max_tiles": m.grundy_max_tiles.min(m.levels_complete),
+        }));
+    }
+    let config = serde_json::to_string_pretty(&json!({ "tables": listed })).expect("plain data") + "\n";
+    write_atomic(&staging.join("site.json"), config.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(copied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_is_marked_static() {
+        let page = index_html();
+        assert!(page.starts_with("<!doctype html>"));
+        assert_eq!(page.matches("data-site=\"static\"").count(), 1);
+        assert!(page.contains("\"fzstd\": \"./fzstd.js\""));
+        // Relative addresses: the site may live under a path of its host.
+        assert!(!page.contains("href=\"/") && !page.contains("src=\"/"));
+    }
+
+    #[test]
+    fn names_are_plain() {
+        assert!(site_name(Path::new("/nonexistent/x")).is_err());
+        let dir = std::env::temp_dir().join(format!("chomp-site-name-{}", std::process::id()));
+        fs::create_dir_all(dir.join("box-8x15")).unwrap();
+        assert_eq!(site_name(&dir.join("box-8x15")).unwrap(), "box-8x15");
+        assert_eq!(site_name(&dir.join("box-8x15/.")).unwrap(), "box-8x15");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

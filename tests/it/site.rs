@@ -1,0 +1,93 @@
+//! `chomp site`: the static site's files, its copies of the tables (checked
+//! on the way), its refusals. The site in a browser: scripts/site-test.sh.
+
+use crate::common::{assert_ok, assert_one_line_error, chomp, chomp_solve, contents, copy_dir, files, text};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::fs;
+use std::path::Path;
+use tempfile::TempDir;
+
+const BOX: &str = "results/box-8x15";
+
+fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn site_json(site: &Path) -> Value {
+    serde_json::from_slice(&fs::read(site.join("site.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_site_holds_the_page_the_reader_and_checked_copies() {
+    let tmp = TempDir::new().unwrap();
+    let small = tmp.path().join("losses-30");
+    chomp_solve(&small, &["--max-tiles", "30", "--quiet"]);
+    let site = tmp.path().join("site");
+    let out = chomp(&["site", "--tables", BOX, "--tables", small.to_str().unwrap(), "--out", site.to_str().unwrap(), "--quiet"]);
+    assert_ok(&out, "chomp site");
+    assert!(text(&out.stdout).contains("2 table directories"), "{}", text(&out.stdout));
+    for asset in
+        ["index.html", "app.js", "site.js", "style.css", "favicon.svg", "chomp-tables.js", "fzstd.js", "LICENSE-fzstd", "site.json"]
+    {
+        assert!(site.join(asset).is_file(), "{asset} missing");
+    }
+    let page = fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(page.contains("data-site=\"static\"") && page.contains("importmap"));
+    assert_eq!(fs::read(site.join("chomp-tables.js")).unwrap(), fs::read("js/chomp-tables.js").unwrap());
+    // Each directory's files are copied byte for byte, the manifest pinned by its SHA-256.
+    let config = site_json(&site);
+    let tables = config["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 2);
+    for (t, dir) in tables.iter().zip([Path::new(BOX), small.as_path()]) {
+        let name = t["name"].as_str().unwrap();
+        assert_eq!(t["url"], format!("tables/{name}/"));
+        let copy = site.join("tables").join(name);
+        assert_eq!(contents(&copy), contents(dir), "{name}: the copy differs");
+        assert_eq!(t["manifest_sha256"], sha256(&fs::read(dir.join("manifest.json")).unwrap()));
+    }
+    assert_eq!(tables[0]["name"], "box-8x15");
+    assert_eq!((tables[0]["rows"].as_u64(), tables[0]["cols"].as_u64()), (Some(8), Some(15)));
+    assert_eq!(tables[1]["levels_complete"], 30);
+
+    // An existing site is replaced only with --force.
+    let again = chomp(&["site", "--tables", BOX, "--out", site.to_str().unwrap()]);
+    let line = assert_one_line_error(&again, "an existing site");
+    assert!(line.contains("--force"), "{line}");
+    assert_eq!(site_json(&site)["tables"].as_array().unwrap().len(), 2, "the refused run changed the site");
+    assert_ok(&chomp(&["site", "--tables", BOX, "--out", site.to_str().unwrap(), "--force", "--quiet"]), "--force");
+    assert_eq!(site_json(&site)["tables"].as_array().unwrap().len(), 1);
+    assert!(!tmp.path().join("site.partial").exists());
+}
+
+#[test]
+fn a_mirror_site_links_the_tables() {
+    let tmp = TempDir::new().unwrap();
+    let site = tmp.path().join("site");
+    let out = chomp(&["site", "--tables", BOX, "--out", site.to_str().unwrap(), "--mirror", "https://example.org/chomp/", "--quiet"]);
+    assert_ok(&out, "chomp site --mirror");
+    assert_eq!(site_json(&site)["tables"][0]["url"], "https://example.org/chomp/box-8x15/");
+    assert!(!site.join("tables").exists(), "a mirror site copies no tables");
+    let bad = chomp(&["site", "--tables", BOX, "--out", tmp.path().join("s2").to_str().unwrap(), "--mirror", "example.org"]);
+    assert!(assert_one_line_error(&bad, "a mirror without a scheme").contains("http"));
+}
+
+#[test]
+fn a_damaged_table_leaves_no_site() {
+    let tmp = TempDir::new().unwrap();
+    let damaged = tmp.path().join("box-8x15");
+    copy_dir(Path::new(BOX), &damaged);
+    let victim = damaged.join("losses/L0040.cht");
+    let mut bytes = fs::read(&victim).unwrap();
+    let last = bytes.len() - 5;
+    bytes[last] ^= 1;
+    fs::write(&victim, bytes).unwrap();
+    let site = tmp.path().join("site");
+    let out = chomp(&["site", "--tables", damaged.to_str().unwrap(), "--out", site.to_str().unwrap(), "--quiet"]);
+    let line = assert_one_line_error(&out, "a damaged table");
+    assert!(line.contains("L0040.cht"), "{line}");
+    assert_eq!(files(tmp.path()).iter().filter(|f| f.starts_with("site")).count(), 0, "something of the site is left");
+    // Two directories with one name.
+    let twice = chomp(&["site", "--tables", BOX, "--tables", BOX, "--out", site.to_str().unwrap()]);
+    assert!(assert_one_line_error(&twice, "two directories named alike").contains("box-8x15"));
+}
