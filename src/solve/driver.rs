@@ -173,6 +173,9 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     Ok(manifest)
 }
 
+/// Runs the levels after the last checkpoint, one [`Levels::level`] at a
+/// time: decide its losses, write them, its Grundy values, then check and
+/// commit it; at a window's end, open the next window.
 #[allow(clippy::too_many_arguments)]
 fn run_levels(
     plan: &Plan,
@@ -188,155 +191,264 @@ fn run_levels(
     // The time spent in collectives, for the end-of-run report.
     let timed = crate::cluster::Timed::new(comm);
     let comm: &dyn Comm = &timed;
-    let root = comm.is_root();
-    let top = ranking.max_tiles();
-    // A small box of one process: every loss at once by the word sieve
-    // (the level sieve then holds no marks).
-    let mut words = None;
-    if let Some(bytes) = super::words::chosen(ranking.universe(), hold).filter(|_| manifest.levels_complete < top) {
-        let t0 = Instant::now();
-        let solved = super::words::box_losses(ranking, rayon::current_num_threads()).map_err(io_err(work))?;
-        let losses = solved.ranks.iter().map(|r| r.len() as u64).sum();
-        on_event(&Event::WordSieve { bytes, seconds: t0.elapsed().as_secs_f64(), losses });
-        words = Some(solved);
-    }
-    let decided = if words.is_some() { top } else { manifest.levels_complete };
-    let mut frontier = Frontier::new(ranking, decided, comm, hold).map_err(io_err(work))?;
-    let window = |frontier: &Frontier, from: u32| Event::Window { from, to: frontier.horizon(), bytes: frontier.held_bytes() };
-    if frontier.horizon() < top {
-        on_event(&window(&frontier, manifest.levels_complete + 1));
-    }
-    let mut grundy_maps: Vec<Option<Mmap>> = vec![None];
-    if manifest.levels_complete > 0 {
-        on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
-        reload(ranking, plan, dir, work, manifest, words.is_none().then_some(&mut frontier), &mut grundy_maps, comm)?;
-    }
-    let shard_limit = plan.shard_limit(ranking);
-    let mut checker = Checker::new(opts.check_samples);
-    if root && !checker.active(manifest) && manifest.levels_complete < top {
-        on_event(&Event::Unchecked { samples: opts.check_samples, format: manifest.format_version });
-    }
-    let mut mine = ProcessWork { process: comm.process(), ..Default::default() };
-    let mut checkpointed = Instant::now();
+    let mut run = Levels::start(Ctx { plan, ranking, dir, work, comm, opts, hold }, manifest, on_event)?;
     let (levels_started, waited_before) = (Instant::now(), timed.seconds());
-    for n in manifest.levels_complete + 1..=top {
-        on_event(&Event::Started { tiles: n });
-        let size = ranking.size(n);
-        check_memory(ranking, plan, n, manifest, opts.max_memory, hold)?;
-        let t0 = Instant::now();
-        let found = match &mut words {
-            Some(w) => LevelLosses { ranks: std::mem::take(&mut w.ranks[n as usize]), marks: w.marks[n as usize], scanned: size },
-            None => frontier.sieve_level(ranking, n, comm),
-        };
-        mine.marks += found.marks;
-        mine.scanned += found.scanned;
-        let losses = found.ranks.len() as u64;
-        let ranges = shard_limit.map(|limit| split::shard_ranges(ranking, n, limit));
-        let shards = shards_of(size, &found.ranks, ranges.as_deref());
-        // Every process holds the level's losses (and, after the merge, its
-        // values), so the tables are dealt round robin: each process encodes
-        // and writes its own, and a level of one table rotates.
-        let (process, processes) = (comm.process(), comm.processes());
-        let ours = move |shard: usize| (shard + n as usize) % processes == process;
-        let mut written = dir.write_losses(manifest, n, size, &found.ranks, ranges.as_deref(), ours)?;
-        let sieve_seconds = t0.elapsed().as_secs_f64();
-
-        let mut stats = LevelStats { tiles: n, positions: size, losses, grundy_histogram: None };
-        let (mut grundy_seconds, mut lookups) = (0.0, 0);
-        if n <= plan.grundy_max_tiles {
-            let t1 = Instant::now();
-            let raw_path = work.join(format!("g{n:04}.bin"));
-            let lower: Vec<&[u8]> = grundy_maps.iter().map(|m| m.as_deref().unwrap_or(&[])).collect();
-            // The node's processes write their cells into one file; the
-            // nodes' first processes then merge the nodes' files.
-            let mut cells = node_shared_cells(&raw_path, size, comm)?;
-            let level = grundy::grundy_level(ranking, n, &lower, cells.cells(), comm)?;
-            comm.node_barrier();
-            if comm.is_node_leader() {
-                comm.leaders_or_bytes(&mut cells.bytes_mut()[..size as usize]);
-            }
-            comm.node_barrier();
-            let map = cells.into_read_only().map_err(io_err(&raw_path))?;
-            let values = &map[..size as usize];
-            let histogram = grundy::histogram(values);
-            // Two independent computations must agree on the losses.
-            if histogram[0] != losses || !found.ranks.iter().all(|&r| values[r as usize] == 0) {
-                return Err(JobError::SelfCheck(format!("level {n}: the sieve finds {losses} losses, the Grundy pass {}", histogram[0])));
-            }
-            written.extend(dir.write_grundy(manifest, n, values, &shards, ranges.is_some(), ours)?);
-            grundy_maps.push(Some(map));
-            stats.grundy_histogram = Some(histogram);
-            grundy_seconds = t1.elapsed().as_secs_f64();
-            lookups = level.lookups;
-            mine.evaluated += level.evaluated;
-            mine.lookups += level.lookups;
-        }
-        // Every process's files are written once this returns: then the
-        // manifest may list them. The level joins the run's manifest once
-        // its check passes (a failure leaves it out of every checkpoint).
-        let mut next = manifest.clone();
-        next.add_entries(gather_entries(&written, comm));
-        next.levels.push(stats.clone());
-        if ranges.is_some() {
-            next.shards.push(shards);
-        }
-        next.levels_complete = n;
-        let t2 = Instant::now();
-        let checked = checker.check(dir.path(), &next, n, &found.ranks, comm);
-        next.checks.extend(checked.record(n).map_err(JobError::SelfCheck)?);
-        let check_seconds = t2.elapsed().as_secs_f64();
-        *manifest = next;
-        // The last level's checkpoint is the finished manifest.
-        if root && n < top && checkpointed.elapsed().as_secs_f64() >= opts.checkpoint_seconds {
-            dir.sync_written()?;
-            manifest.write(dir.path())?;
-            checkpointed = Instant::now();
-            on_event(&Event::Checkpointed { levels_complete: n });
-        }
-        on_event(&Event::Level(LevelReport {
-            stats,
-            max_tiles: top,
-            sieve_seconds,
-            grundy_seconds,
-            marks: found.marks,
-            lookups,
-            checked: checked.positions,
-            check_seconds,
-        }));
-        if n == frontier.horizon() && n < top {
-            // The next epoch (window): checkpoint (every process then
-            // reads the same manifest), hold its marks, push every decided loss into it.
-            if root {
-                dir.sync_written()?;
-                manifest.write(dir.path())?;
-                checkpointed = Instant::now();
-                on_event(&Event::Checkpointed { levels_complete: n });
-            }
-            comm.barrier();
-            if !root {
-                *manifest = dir.read_manifest()?;
-            }
-            frontier.open_epoch(ranking, comm).map_err(io_err(work))?;
-            on_event(&window(&frontier, n + 1));
-            push_from_tables(ranking, dir, manifest, &mut frontier, n)?;
-        }
+    for n in manifest.levels_complete + 1..=run.top {
+        run.level(n, manifest, on_event)?;
     }
-    if root {
+    if comm.is_root() {
         dir.finish(manifest)?;
     }
+    let mut mine = std::mem::take(&mut run.mine);
+    mine.enumeration_steps = run.frontier.enumerated();
     mine.wait_seconds = timed.seconds() - waited_before;
     mine.compute_seconds = levels_started.elapsed().as_secs_f64() - mine.wait_seconds;
-    mine.enumeration_steps = frontier.enumerated();
     mine.cpu_seconds = super::memory::cpu_seconds();
+    // Resident memory while every level's values are still mapped.
     (mine.rss_kib, mine.pss_kib) = resident_kib();
     mine.node = comm.node_leader();
-    drop(grundy_maps);
+    drop(run);
     mine.peak_kib = peak_rss_kib();
     let all: Vec<ProcessWork> = comm.all_gather(&mine.to_bytes()).iter().map(|b| ProcessWork::from_bytes(b)).collect();
-    if root {
+    if comm.is_root() {
         on_event(&Event::Processes(all));
     }
     Ok(())
+}
+
+/// What every step of a run reads and never changes.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    ranking: &'a Ranking,
+    dir: &'a TableDir,
+    /// The node's scratch directory.
+    work: &'a Path,
+    comm: &'a dyn Comm,
+    opts: &'a Options,
+    hold: Holding,
+}
+
+/// The state a run carries from level to level.
+struct Levels<'a> {
+    cx: Ctx<'a>,
+    top: u32,
+    /// A small box of one process: every loss, found at once by the word sieve.
+    words: Option<super::words::BoxLosses>,
+    /// The level sieve's marks of the pending levels (none when `words`).
+    frontier: Frontier,
+    /// The Grundy values of the levels below, mapped (index = tiles).
+    grundy_maps: Vec<Option<Mmap>>,
+    checker: Checker,
+    shard_limit: Option<u64>,
+    /// This process's work, for the end-of-run report.
+    mine: ProcessWork,
+    checkpointed: Instant,
+}
+
+/// A level's losses, written.
+struct Decided {
+    found: LevelLosses,
+    stats: LevelStats,
+    /// Each table's first rank, positions and losses.
+    shards: Vec<crate::store::Shard>,
+    /// The shards' rank ranges, where the level is sharded.
+    ranges: Option<Vec<std::ops::Range<u64>>>,
+    /// The files this process wrote (name, size and digests).
+    written: Vec<(String, FileEntry)>,
+    sieve_seconds: f64,
+}
+
+impl<'a> Levels<'a> {
+    /// Before the first level: the word sieve (a small box on one process),
+    /// the first window of the level sieve, and on a resumed run the levels
+    /// already decided (their losses pushed, their values mapped).
+    fn start(cx: Ctx<'a>, manifest: &Manifest, on_event: &mut impl FnMut(&Event)) -> Result<Self, JobError> {
+        let Ctx { plan, ranking, dir, work, comm, opts, hold } = cx;
+        let top = ranking.max_tiles();
+        let mut words = None;
+        if let Some(bytes) = super::words::chosen(ranking.universe(), hold).filter(|_| manifest.levels_complete < top) {
+            let t0 = Instant::now();
+            let solved = super::words::box_losses(ranking, rayon::current_num_threads()).map_err(io_err(work))?;
+            let losses = solved.ranks.iter().map(|r| r.len() as u64).sum();
+            on_event(&Event::WordSieve { bytes, seconds: t0.elapsed().as_secs_f64(), losses });
+            words = Some(solved);
+        }
+        let decided = if words.is_some() { top } else { manifest.levels_complete };
+        let mut frontier = Frontier::new(ranking, decided, comm, hold).map_err(io_err(work))?;
+        if frontier.horizon() < top {
+            on_event(&window(&frontier, manifest.levels_complete + 1));
+        }
+        let mut grundy_maps: Vec<Option<Mmap>> = vec![None];
+        if manifest.levels_complete > 0 {
+            on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
+            reload(ranking, plan, dir, work, manifest, words.is_none().then_some(&mut frontier), &mut grundy_maps, comm)?;
+        }
+        let checker = Checker::new(opts.check_samples);
+        if comm.is_root() && !checker.active(manifest) && manifest.levels_complete < top {
+            on_event(&Event::Unchecked { samples: opts.check_samples, format: manifest.format_version });
+        }
+        Ok(Levels {
+            top,
+            words,
+            frontier,
+            grundy_maps,
+            checker,
+            shard_limit: plan.shard_limit(ranking),
+            mine: ProcessWork { process: comm.process(), ..Default::default() },
+            checkpointed: Instant::now(),
+            cx,
+        })
+    }
+
+    /// Level `n`, from its losses to its commit in the manifest.
+    fn level(&mut self, n: u32, manifest: &mut Manifest, on_event: &mut impl FnMut(&Event)) -> Result<(), JobError> {
+        on_event(&Event::Started { tiles: n });
+        let Ctx { plan, ranking, opts, hold, .. } = self.cx;
+        check_memory(ranking, plan, n, manifest, opts.max_memory, hold)?;
+        let mut level = self.decide(n, manifest)?;
+        let (mut grundy_seconds, mut lookups) = (0.0, 0);
+        if n <= plan.grundy_max_tiles {
+            (grundy_seconds, lookups) = self.grundy(n, manifest, &mut level)?;
+        }
+        let (checked, check_seconds) = self.commit(n, manifest, &level)?;
+        self.checkpoint_after(n, manifest, on_event)?;
+        on_event(&Event::Level(LevelReport {
+            stats: level.stats,
+            max_tiles: self.top,
+            sieve_seconds: level.sieve_seconds,
+            grundy_seconds,
+            marks: level.found.marks,
+            lookups,
+            checked,
+            check_seconds,
+        }));
+        if n == self.frontier.horizon() && n < self.top {
+            self.next_window(n, manifest, on_event)?;
+        }
+        Ok(())
+    }
+
+    /// Whether this process writes table `shard` of level `n`. Every
+    /// process holds the level's losses (and, after the merge, its values),
+    /// so the tables are dealt round robin: each process encodes and writes
+    /// its own, and a level of one table rotates.
+    fn ours(&self, n: u32) -> impl Fn(usize) -> bool + Copy {
+        let (process, processes) = (self.cx.comm.process(), self.cx.comm.processes());
+        move |shard: usize| (shard + n as usize) % processes == process
+    }
+
+    /// The sieve (or the word sieve's result) decides level `n`'s losses;
+    /// this process writes its loss tables.
+    fn decide(&mut self, n: u32, manifest: &Manifest) -> Result<Decided, JobError> {
+        let Ctx { ranking, dir, comm, .. } = self.cx;
+        let size = ranking.size(n);
+        let t0 = Instant::now();
+        let found = match &mut self.words {
+            Some(w) => LevelLosses { ranks: std::mem::take(&mut w.ranks[n as usize]), marks: w.marks[n as usize], scanned: size },
+            None => self.frontier.sieve_level(ranking, n, comm),
+        };
+        self.mine.marks += found.marks;
+        self.mine.scanned += found.scanned;
+        let losses = found.ranks.len() as u64;
+        let ranges = self.shard_limit.map(|limit| split::shard_ranges(ranking, n, limit));
+        let shards = shards_of(size, &found.ranks, ranges.as_deref());
+        let written = dir.write_losses(manifest, n, size, &found.ranks, ranges.as_deref(), self.ours(n))?;
+        let stats = LevelStats { tiles: n, positions: size, losses, grundy_histogram: None };
+        Ok(Decided { found, stats, shards, ranges, written, sieve_seconds: t0.elapsed().as_secs_f64() })
+    }
+
+    /// Level `n`'s Grundy values, checked against the sieve's losses, and
+    /// this process's Grundy tables. Returns the seconds and look-ups.
+    fn grundy(&mut self, n: u32, manifest: &Manifest, level: &mut Decided) -> Result<(f64, u64), JobError> {
+        let Ctx { ranking, dir, work, comm, .. } = self.cx;
+        let size = ranking.size(n);
+        let t1 = Instant::now();
+        let raw_path = work.join(format!("g{n:04}.bin"));
+        let lower: Vec<&[u8]> = self.grundy_maps.iter().map(|m| m.as_deref().unwrap_or(&[])).collect();
+        // The node's processes write their cells into one file; the
+        // nodes' first processes then merge the nodes' files.
+        let mut cells = node_shared_cells(&raw_path, size, comm)?;
+        let computed = grundy::grundy_level(ranking, n, &lower, cells.cells(), comm)?;
+        comm.node_barrier();
+        if comm.is_node_leader() {
+            comm.leaders_or_bytes(&mut cells.bytes_mut()[..size as usize]);
+        }
+        comm.node_barrier();
+        let map = cells.into_read_only().map_err(io_err(&raw_path))?;
+        let values = &map[..size as usize];
+        let histogram = grundy::histogram(values);
+        // Two independent computations must agree on the losses.
+        let losses = level.stats.losses;
+        if histogram[0] != losses || !level.found.ranks.iter().all(|&r| values[r as usize] == 0) {
+            return Err(JobError::SelfCheck(format!("level {n}: the sieve finds {losses} losses, the Grundy pass {}", histogram[0])));
+        }
+        let sharded = level.ranges.is_some();
+        level.written.extend(dir.write_grundy(manifest, n, values, &level.shards, sharded, self.ours(n))?);
+        self.grundy_maps.push(Some(map));
+        level.stats.grundy_histogram = Some(histogram);
+        self.mine.evaluated += computed.evaluated;
+        self.mine.lookups += computed.lookups;
+        Ok((t1.elapsed().as_secs_f64(), computed.lookups))
+    }
+
+    /// Every process's files are written once this is called: the manifest
+    /// may list them. The level joins the run's manifest once its check
+    /// passes (a failure leaves it out of every checkpoint). Returns the
+    /// positions checked and the seconds.
+    fn commit(&mut self, n: u32, manifest: &mut Manifest, level: &Decided) -> Result<(u64, f64), JobError> {
+        let Ctx { dir, comm, .. } = self.cx;
+        let mut next = manifest.clone();
+        next.add_entries(gather_entries(&level.written, comm));
+        next.levels.push(level.stats.clone());
+        if level.ranges.is_some() {
+            next.shards.push(level.shards.clone());
+        }
+        next.levels_complete = n;
+        let t2 = Instant::now();
+        let checked = self.checker.check(dir.path(), &next, n, &level.found.ranks, comm);
+        next.checks.extend(checked.record(n).map_err(JobError::SelfCheck)?);
+        let check_seconds = t2.elapsed().as_secs_f64();
+        *manifest = next;
+        Ok((checked.positions, check_seconds))
+    }
+
+    /// A checkpoint once `checkpoint_seconds` have passed since the last
+    /// (the last level's checkpoint is the finished manifest).
+    fn checkpoint_after(&mut self, n: u32, manifest: &mut Manifest, on_event: &mut impl FnMut(&Event)) -> Result<(), JobError> {
+        let Ctx { dir, comm, opts, .. } = self.cx;
+        if comm.is_root() && n < self.top && self.checkpointed.elapsed().as_secs_f64() >= opts.checkpoint_seconds {
+            dir.sync_written()?;
+            manifest.write(dir.path())?;
+            self.checkpointed = Instant::now();
+            on_event(&Event::Checkpointed { levels_complete: n });
+        }
+        Ok(())
+    }
+
+    /// The next window (epoch) after level `n`: checkpoint (every process
+    /// then reads the same manifest), hold its marks, push every decided
+    /// loss into it.
+    fn next_window(&mut self, n: u32, manifest: &mut Manifest, on_event: &mut impl FnMut(&Event)) -> Result<(), JobError> {
+        let Ctx { ranking, dir, work, comm, .. } = self.cx;
+        if comm.is_root() {
+            dir.sync_written()?;
+            manifest.write(dir.path())?;
+            self.checkpointed = Instant::now();
+            on_event(&Event::Checkpointed { levels_complete: n });
+        }
+        comm.barrier();
+        if !comm.is_root() {
+            *manifest = dir.read_manifest()?;
+        }
+        self.frontier.open_epoch(ranking, comm).map_err(io_err(work))?;
+        on_event(&window(&self.frontier, n + 1));
+        push_from_tables(ranking, dir, manifest, &mut self.frontier, n)
+    }
+}
+
+/// The event that announces a window of the level sieve from level `from`.
+fn window(frontier: &Frontier, from: u32) -> Event {
+    Event::Window { from, to: frontier.horizon(), bytes: frontier.held_bytes() }
 }
 
 /// Every process's written files, on every process.
