@@ -355,6 +355,13 @@ fn unwritable_output_force_and_nonsense_counts() {
     assert!(child.wait().unwrap().success(), "a run whose progress goes into a closed pipe");
     assert_ok(&chomp(&["verify", "--tables", d, "--samples", "20"]), "verify the run");
 
+    // Output into a pipe closed at once: status 0, nothing on standard error.
+    let mut child =
+        Command::new(BIN).args(["boxes", "--tables", "results/box-8x15"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success() && o.stderr.is_empty(), "output into a closed pipe: {:?} {}", o.status, text(&o.stderr));
+
     if Path::new("/dev/full").exists() {
         let o = Command::new(BIN).args(["query", "3 2 1", "--tables", d]).stdout(File::create("/dev/full").unwrap()).output().unwrap();
         let line = assert_one_line_error(&o, "query onto a full disk");

@@ -9,6 +9,38 @@ macro_rules! progress {
     }};
 }
 
+/// `println!` and `print!` for the whole binary: standard output written
+/// through [`out::write`], which ends the command with a status instead of
+/// std's panic when the output cannot be written (these shadow std's macros
+/// in every module declared below).
+macro_rules! println {
+    () => { $crate::out::write(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::out::write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+macro_rules! print {
+    ($($arg:tt)*) => { $crate::out::write(format_args!($($arg)*)) };
+}
+
+mod out {
+    use std::io::Write;
+
+    /// Writes to standard output. Output that cannot be written ends the
+    /// command: into a closed pipe (`chomp query … | head`) quietly with
+    /// status 0, as `chomp export` does; anywhere else (`> /dev/full`) with
+    /// `error: writing to standard output: …` and status 1. (A run's
+    /// progress on standard error is written by `progress!`, which carries on.)
+    pub fn write(args: std::fmt::Arguments) {
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+            progress!("error: writing to standard output: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 mod args;
 mod export;
 mod nd;
@@ -34,7 +66,6 @@ fn main() -> ExitCode {
     };
     #[cfg(not(feature = "mpi"))]
     let comm: Box<dyn Comm> = Box::new(Solo);
-    quiet_on_closed_pipe();
     // Usage errors print clap's whole message (with its suggestions) and exit 2.
     let cli = Cli::parse();
     match dispatch(cli.command, &*comm) {
@@ -51,31 +82,6 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-/// Output that cannot be written ends the command with one line instead of
-/// a panic: into a closed pipe (`chomp query … | head`) quietly with status
-/// 0, as `chomp export` does; onto a full disk (`> /dev/full`) with
-/// `error: writing to standard output: …` and status 1. `println!` panics
-/// when stdout fails, and this hook turns that panic into the exit. (A
-/// run's progress on stderr is written by [`progress!`], which carries on.)
-fn quiet_on_closed_pipe() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let msg = payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied()).unwrap_or("");
-        if let Some(cause) = msg.strip_prefix("failed printing to stdout: ") {
-            if cause.contains("Broken pipe") {
-                std::process::exit(0);
-            }
-            progress!("error: writing to standard output: {cause}");
-            std::process::exit(1);
-        }
-        if msg.starts_with("failed printing to stderr") {
-            std::process::exit(1);
-        }
-        default(info);
-    }));
 }
 
 fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
