@@ -209,7 +209,11 @@ pub fn decode_losses(path: &Path, bytes: &[u8], dims: &[u32], positions: u64, lo
     }
     let bound = (positions / 65536 + 1) * (8192 + 16) + 64;
     let raw = zstd::bulk::decompress(payload, bound as usize).map_err(|e| corrupt(format!("bad zstd payload: {e}")))?;
-    let bitmap = RoaringBitmap::deserialize_from(&raw[..]).map_err(|e| corrupt(format!("bad roaring bitmap: {e}")))?;
+    let mut rest = &raw[..];
+    let bitmap = RoaringBitmap::deserialize_from(&mut rest).map_err(|e| corrupt(format!("bad roaring bitmap: {e}")))?;
+    if !rest.is_empty() {
+        return Err(corrupt(format!("{} bytes after the roaring bitmap", rest.len())));
+    }
     if bitmap.len() != losses {
         return Err(corrupt(format!("holds {} losses, header says {losses}", bitmap.len())));
     }

@@ -301,7 +301,11 @@ pub fn decode_losses(path: &Path, bytes: &[u8], want: Option<&Header>) -> Result
     let bound = (header.positions / 65536 + 1) * (8192 + 16) + 64;
     single_frame(path, payload, "payload")?;
     let raw = zstd::bulk::decompress(payload, bound as usize).map_err(|e| TableError::corrupt(path, format!("bad zstd payload: {e}")))?;
-    let bitmap = RoaringBitmap::deserialize_from(&raw[..]).map_err(|e| TableError::corrupt(path, format!("bad roaring bitmap: {e}")))?;
+    let mut rest = &raw[..];
+    let bitmap = RoaringBitmap::deserialize_from(&mut rest).map_err(|e| TableError::corrupt(path, format!("bad roaring bitmap: {e}")))?;
+    if !rest.is_empty() {
+        return Err(TableError::corrupt(path, format!("{} bytes after the roaring bitmap", rest.len())));
+    }
     if bitmap.len() != header.losses {
         return Err(TableError::corrupt(path, format!("holds {} losses, header says {}", bitmap.len(), header.losses)));
     }
@@ -455,6 +459,22 @@ mod tests {
         for len in 0..bytes.len() {
             assert!(decode_losses(p, &bytes[..len], Some(&h)).is_err());
         }
+    }
+
+    #[test]
+    fn bytes_after_the_bitmap_are_refused() {
+        // FORMAT.md section 10, check 8: no bytes left over.
+        let u = Universe::tiles(20);
+        let h = Header::new(Kind::Losses, &u, 20, 627, 3);
+        let bitmap: RoaringBitmap = [1u32, 50, 600].into_iter().collect();
+        let mut raw = Vec::new();
+        bitmap.serialize_into(&mut raw).unwrap();
+        raw.push(0);
+        let payload = zstd::bulk::compress(&raw, ZSTD_LEVEL).unwrap();
+        let mut bytes = h.encode(&payload).to_vec();
+        bytes.extend_from_slice(&payload);
+        let e = decode_losses(Path::new("x.cht"), &bytes, Some(&h)).unwrap_err().to_string();
+        assert!(e.contains("1 bytes after the roaring bitmap"), "{e}");
     }
 
     #[test]
