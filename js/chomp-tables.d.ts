@@ -91,6 +91,8 @@ export function openTables(source: Source, options?: OpenOptions): Promise<Table
 
 /** The rows of a position (FORMAT.md section 9); throws InvalidPosition with chomp's message. */
 export function parsePosition(position: string | readonly number[]): number[];
+/** The transpose of a position (its columns as rows). */
+export function conjugate(rows: readonly number[]): number[];
 
 /** The IEEE CRC-32 of FORMAT.md section 1. */
 export function crc32(bytes: Uint8Array): number;

@@ -400,7 +400,8 @@ export function parsePosition(pos) {
   return rows;
 }
 
-function conjugate(rows) {
+/** The transpose of a position (its columns as rows), e.g. [3, 1] -> [2, 1, 1]. */
+export function conjugate(rows) {
   const out = [];
   for (let c = 0; c < rows[0]; c++) {
     let k = 0;

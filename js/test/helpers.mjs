@@ -323,8 +323,8 @@ export function gapsEncode(ranks) {
   return Buffer.from(out);
 }
 
-/** A roaring serialization (cookie 12346) of sorted 32-bit values, array containers only. */
-export function roaringArrays(values, extra = Buffer.alloc(0)) {
+/** Values grouped by roaring container: high 16 bits -> low 16 bits, and the keys in order. */
+function byContainer(values) {
   const groups = new Map();
   for (const v of values) {
     const k = Math.floor(v / 65536);
@@ -332,6 +332,12 @@ export function roaringArrays(values, extra = Buffer.alloc(0)) {
     groups.get(k).push(v % 65536);
   }
   const keys = [...groups.keys()].sort((a, b) => a - b);
+  return { groups, keys };
+}
+
+/** A roaring serialization (cookie 12346) of sorted 32-bit values, array containers only. */
+export function roaringArrays(values, extra = Buffer.alloc(0)) {
+  const { groups, keys } = byContainer(values);
   const head = Buffer.alloc(8 + 8 * keys.length);
   head.writeUInt32LE(12346, 0);
   head.writeUInt32LE(keys.length, 4);
@@ -351,13 +357,7 @@ export function roaringArrays(values, extra = Buffer.alloc(0)) {
 
 /** A roaring serialization with cookie 12347 whose containers are all run containers. */
 export function roaringRuns(values) {
-  const groups = new Map();
-  for (const v of values) {
-    const k = Math.floor(v / 65536);
-    if (!groups.has(k)) groups.set(k, []);
-    groups.get(k).push(v % 65536);
-  }
-  const keys = [...groups.keys()].sort((a, b) => a - b);
+  const { groups, keys } = byContainer(values);
   const size = keys.length;
   const flags = Buffer.alloc(Math.ceil(size / 8), 0xff);
   const cookie = Buffer.alloc(4);

@@ -9,7 +9,7 @@
 // the opponent the fewest winning replies, then the most tiles, one drawn
 // uniformly. The draws use the server's generator (SplitMix64 seeded with
 // seed ^ 0x63686f6d7020706c), so a seed gives the same game on both.
-import { openTables } from "./chomp-tables.js";
+import { conjugate, openTables } from "./chomp-tables.js";
 
 const config = await (async () => {
   const r = await fetch("site.json", { cache: "no-cache" });
@@ -29,22 +29,13 @@ function open(t) {
 }
 
 const tilesOf = (p) => p.reduce((a, b) => a + b, 0);
-function transpose(p) {
-  const out = [];
-  for (let c = 0; c < p[0]; c++) {
-    let n = 0;
-    while (n < p.length && p[n] > c) n++;
-    out.push(n);
-  }
-  return out;
-}
 function fits(t, p) {
   const n = tilesOf(p);
   return n <= t.levels_complete && (t.tiles == null || n <= t.tiles) && (t.rows == null || p.length <= t.rows) && (t.cols == null || p[0] <= t.cols);
 }
 // The first listed table directory that holds p (or its transpose).
 function tableFor(p) {
-  const t = config.tables.find((t) => fits(t, p) || fits(t, transpose(p)));
+  const t = config.tables.find((t) => fits(t, p) || fits(t, conjugate(p)));
   if (!t) throw new Error(`no table on this site holds ${p.join(" ")}`);
   return t;
 }
