@@ -399,7 +399,9 @@ pub fn decode_grundy_block(path: &Path, head: &Head, b: u32, entry: &BlockEntry,
     if raw.len() != want {
         return Err(corrupt(path, format!("block {b}: decodes to {} values, expected {want}", raw.len())));
     }
-    let zeros = raw.iter().filter(|&&g| g == 0).count();
+    // Counted in runs of 255 with byte-wide sums, which vectorise 16 or 32
+    // lanes wide (a plain count widens every byte to 64 bits, two a step).
+    let zeros: usize = raw.chunks(255).map(|c| c.iter().map(|&g| u8::from(g == 0)).sum::<u8>() as usize).sum();
     if zeros != entry.count as usize {
         return Err(corrupt(path, format!("block {b}: holds {zeros} zero values, its entry says {}", entry.count)));
     }
