@@ -27,6 +27,7 @@ merge_run() {
   fi
 }
 merge_run frontier-140 120
+merge_run frontier-150 140
 # 1c. Grundy values to 100 tiles (a few minutes).
 $B run jobs/grundy-100.toml
 runs+=(--tables out/grundy-100)
