@@ -1,5 +1,6 @@
 //! `chomp export`: a table directory as one flat CSV or JSON file.
 
+use anyhow::Context;
 use chomp_tables::read::export::{self as flat, ExportError, ExportFormat, ExportWhat, DEFAULT_MAX_ENTRIES};
 use chomp_tables::store::tmp_path;
 use chomp_tables::Tables;
@@ -41,8 +42,8 @@ enum What {
     Positions,
 }
 
-pub fn export(args: &ExportArgs) -> Result<ExitCode, String> {
-    let tables = Tables::open(&args.tables).map_err(|e| e.to_string())?;
+pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let tables = Tables::open(&args.tables)?;
     let m = tables.manifest();
     if !m.complete {
         // Still exported (a run may be read while it runs), but not silently.
@@ -62,7 +63,7 @@ pub fn export(args: &ExportArgs) -> Result<ExitCode, String> {
         Format::Csv => ExportFormat::Csv,
     };
     // Refused before anything is written: no temporary file, no partial output.
-    flat::check_size(&tables, what, args.max_entries).map_err(|e| e.to_string())?;
+    flat::check_size(&tables, what, args.max_entries)?;
     let run = |out: &mut dyn Write| flat::export(&tables, what, format, args.max_entries, out);
     match &args.out {
         Some(path) => to_file(path, run).map(|_| ExitCode::SUCCESS),
@@ -76,8 +77,8 @@ pub fn export(args: &ExportArgs) -> Result<ExitCode, String> {
                     std::mem::forget(out); // its drop would flush into the closed pipe again
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(ExportError::Io(e)) => Err(format!("writing to standard output: {e}")),
-                Err(e) => Err(e.to_string()),
+                Err(ExportError::Io(e)) => Err(anyhow::Error::new(e).context("writing to standard output")),
+                Err(e) => Err(e.into()),
             }
         }
     }
@@ -85,18 +86,19 @@ pub fn export(args: &ExportArgs) -> Result<ExitCode, String> {
 
 /// Runs `write` into `PATH.tmp`, then syncs it and renames it to `path`;
 /// on any error the temporary file is removed and `path` left as it was.
-fn to_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<u64, ExportError>) -> Result<u64, String> {
+fn to_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<u64, ExportError>) -> anyhow::Result<u64> {
     let tmp = tmp_path(path);
-    let result = (|| -> Result<u64, String> {
-        let file = File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let in_tmp = || tmp.display().to_string();
+    let result = (|| -> anyhow::Result<u64> {
+        let file = File::create(&tmp).with_context(in_tmp)?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
         let n = write(&mut out).map_err(|e| match e {
-            ExportError::Io(e) => format!("{}: {e}", tmp.display()),
-            e => e.to_string(),
+            ExportError::Io(e) => anyhow::Error::new(e).context(in_tmp()),
+            e => e.into(),
         })?;
-        let file = out.into_inner().map_err(|e| format!("{}: {}", tmp.display(), e.error()))?;
-        file.sync_all().map_err(|e| format!("{}: {e}", tmp.display()))?;
-        fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let file = out.into_inner().map_err(io::IntoInnerError::into_error).with_context(in_tmp)?;
+        file.sync_all().with_context(in_tmp)?;
+        fs::rename(&tmp, path).with_context(|| path.display().to_string())?;
         Ok(n)
     })();
     if result.is_err() {

@@ -50,6 +50,7 @@ mod serve;
 mod site;
 mod solve;
 
+use anyhow::bail;
 use args::{Cli, Command};
 use chomp_tables::cluster::{Comm, Solo};
 use chomp_tables::solve::{JobFile, Plan};
@@ -70,7 +71,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match dispatch(cli.command, &*comm) {
         Ok(code) => code,
-        Err(msg) => {
+        Err(e) => {
+            let msg = one_line(&e);
             if comm.processes() > 1 {
                 eprintln!("error: process {}: {msg}", comm.process());
                 // Let mpiexec forward the message before the abort tears the job down.
@@ -84,7 +86,27 @@ fn main() -> ExitCode {
     }
 }
 
-fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
+/// An error as the one line `error: …` prints: anyhow's `{:#}` ("outer:
+/// inner", each context before what it wraps), except that a cause the line
+/// already ends with is not repeated. The library's errors print their
+/// source themselves (`#[error("{path}: {source}")]`, `#[error("{0}")]` over
+/// a `#[from]`) and also return it from `source()`; `{:#}` alone would print
+/// it twice.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for (i, cause) in e.chain().enumerate() {
+        let text = cause.to_string();
+        if i == 0 {
+            line = text;
+        } else if !line.ends_with(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
+}
+
+fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Solve { max_tiles, rows, cols, grundy_max_tiles, grundy, shard_positions, table_format, out, run } => {
             let universe = Universe { rows, cols, tiles: max_tiles };
@@ -92,7 +114,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
             solve::solve(&Plan { universe, grundy_max_tiles, shard_positions, table_format }, out, &run, comm)
         }
         Command::Run { job, out, run } => {
-            let file = JobFile::read(&job).map_err(|e| e.to_string())?;
+            let file = JobFile::read(&job)?;
             let out = out.unwrap_or_else(|| file.out.clone());
             solve::solve(&file.plan(), out, &run, comm)
         }
@@ -106,7 +128,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
         Command::Verify { against: Some(manifest), tables, .. } => read::verify_against(&tables, &manifest),
         Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete, full, against: None } => {
             if let Some(max) = max_tiles.filter(|&max| max < min_tiles) {
-                return Err(format!("--min-tiles {min_tiles} is above --max-tiles {max}: no level to sample"));
+                bail!("--min-tiles {min_tiles} is above --max-tiles {max}: no level to sample");
             }
             read::verify(&tables, samples, seed, min_tiles..=max_tiles.unwrap_or(u32::MAX), allow_incomplete, full)
         }
@@ -135,11 +157,48 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> Result<ExitCode, String> {
 }
 
 /// Prints what `chomp nd` or `chomp divisors` returned.
-fn print_nd(result: Result<nd::Output, chomp_tables::nd::NdError>) -> Result<ExitCode, String> {
-    let out = result.map_err(|e| e.to_string())?;
+fn print_nd(result: Result<nd::Output, chomp_tables::nd::NdError>) -> anyhow::Result<ExitCode> {
+    let out = result?;
     for line in &out.stderr {
         eprintln!("{line}");
     }
     print!("{}", out.stdout);
     Ok(if out.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+    use anyhow::Context;
+    use chomp_tables::store::{ManifestError, TableError};
+    use chomp_tables::JobError;
+    use std::io;
+    use std::path::Path;
+
+    fn table_error() -> TableError {
+        TableError::io(Path::new("t/L0005.cht"), io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    #[test]
+    fn a_context_prints_before_its_error() {
+        let io = io::Error::from(io::ErrorKind::NotFound);
+        let text = format!("out/x: {io}");
+        let e = Err::<(), _>(io).context("out/x").unwrap_err();
+        assert_eq!(one_line(&e), text);
+        assert_eq!(one_line(&anyhow::anyhow!("plain")), "plain");
+    }
+
+    #[test]
+    fn a_source_the_message_holds_is_not_repeated() {
+        // Each wraps the one before and prints it: the line is the outermost's message.
+        let table = anyhow::Error::new(table_error());
+        let text = table.to_string();
+        assert_eq!(one_line(&table), text);
+        assert_ne!(format!("{table:#}"), text, "anyhow's own chain repeats the source");
+        let job = JobError::Manifest(ManifestError::Table(table_error()));
+        assert_eq!(job.to_string(), text);
+        assert_eq!(one_line(&job.into()), text);
+        let e = Err::<(), _>(JobError::Table(table_error())).context("solving the 3x3 box").unwrap_err();
+        assert_eq!(one_line(&e), format!("solving the 3x3 box: {text}"));
+    }
 }

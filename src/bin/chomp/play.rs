@@ -1,5 +1,6 @@
 //! The playing commands: one computer move (`play`) and a match of every level against every other (`match`).
 
+use anyhow::{bail, Context};
 use chomp_tables::play::{self as player, Level, Player};
 use chomp_tables::rng::SplitMix;
 use chomp_tables::{Position, Tables};
@@ -17,20 +18,20 @@ pub fn play(
     level: Level,
     seed: u64,
     json: bool,
-) -> Result<ExitCode, String> {
-    let p: Position = position.parse().map_err(|e| format!("invalid position {position:?}: {e}"))?;
+) -> anyhow::Result<ExitCode> {
+    let p: Position = position.parse().with_context(|| format!("invalid position {position:?}"))?;
     let tables = match (dir, boxed) {
-        (Some(dir), _) => Tables::open(dir).map_err(|e| e.to_string())?,
+        (Some(dir), _) => Tables::open(dir)?,
         (None, Some((r, c))) => chomp_tables::solve::solve_in_memory(&chomp_tables::Universe::boxed(r, c))
-            .map_err(|e| format!("solving the {r}x{c} box: {e}"))?
+            .with_context(|| format!("solving the {r}x{c} box"))?
             .tables(),
-        (None, None) => return Err("play needs --tables or --rows and --cols".into()),
+        (None, None) => bail!("play needs --tables or --rows and --cols"),
     };
     if !tables.covers(&p) {
         // The probe's own message says why (outside the universe, or a level not computed).
-        tables.outcome(&p).map_err(|e| e.to_string())?;
+        tables.outcome(&p)?;
     }
-    let m = player::play(level, &p, seed, Some(&tables)).map_err(|e| e.to_string())?;
+    let m = player::play(level, &p, seed, Some(&tables))?;
     if json {
         println!("{}", serde_json::to_string(&m).expect("plain data"));
     } else {
@@ -62,15 +63,15 @@ pub fn tournament(
     min_side: u32,
     max_rows: Option<u32>,
     max_cols: Option<u32>,
-) -> Result<ExitCode, String> {
+) -> anyhow::Result<ExitCode> {
     let t0 = Instant::now();
-    let tables = Tables::open(dir).map_err(|e| e.to_string())?;
+    let tables = Tables::open(dir)?;
     let m = tables.manifest();
     let top = m.levels_complete;
     let rows = max_rows.or(m.universe.rows).unwrap_or(top).min(top / 2);
     let cols = max_cols.or(m.universe.cols).unwrap_or(top).min(top / 2);
     if rows < min_side || cols < min_side || min_side * min_side > top {
-        return Err(format!("no rectangle of {min_side}x{min_side} to {rows}x{cols} lies in the tables ({} levels)", top));
+        bail!("no rectangle of {min_side}x{min_side} to {rows}x{cols} lies in the tables ({} levels)", top);
     }
     let mut rng = SplitMix(seed);
     let levels = Level::ALL;
@@ -83,11 +84,11 @@ pub fn tournament(
                 let (r, c) = loop {
                     attempts += 1;
                     if attempts > 100_000 {
-                        return Err(format!("no rectangle of {min_side}x{min_side} to {rows}x{cols} found in the tables"));
+                        bail!("no rectangle of {min_side}x{min_side} to {rows}x{cols} found in the tables");
                     }
                     let r = min_side + rng.below((rows - min_side + 1) as u64) as u32;
                     let c = min_side + rng.below((cols - min_side + 1) as u64) as u32;
-                    let p = Position::new(&vec![c; r as usize]).map_err(|e| e.to_string())?;
+                    let p = Position::new(&vec![c; r as usize])?;
                     if tables.covers(&p) {
                         break (r, c);
                     }
@@ -98,13 +99,13 @@ pub fn tournament(
             }
         }
     }
-    let results: Vec<Result<bool, String>> = jobs
+    let results: Vec<anyhow::Result<bool>> = jobs
         .par_iter()
         .map(|j| {
-            let start = Position::new(&vec![j.cols; j.rows as usize]).map_err(|e| e.to_string())?;
+            let start = Position::new(&vec![j.cols; j.rows as usize])?;
             let mut first = Player::new(levels[j.first], j.seed);
             let mut second = Player::new(levels[j.second], j.seed.rotate_left(17) ^ 1);
-            let game = player::play_game(&start, &mut first, &mut second, Some(&tables)).map_err(|e| e.to_string())?;
+            let game = player::play_game(&start, &mut first, &mut second, Some(&tables))?;
             Ok(game.first_wins)
         })
         .collect();

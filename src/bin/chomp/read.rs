@@ -1,5 +1,6 @@
 //! The reading commands: query, ichomp, openings, verify, plot, probe bench.
 
+use anyhow::{bail, Context};
 use chomp_tables::cluster::Solo;
 use chomp_tables::game::ichomp;
 use chomp_tables::read::{openings as rect, verify as check};
@@ -15,17 +16,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-fn open(dir: &Path) -> Result<Tables, String> {
-    Tables::open(dir).map_err(|e| e.to_string())
+fn open(dir: &Path) -> anyhow::Result<Tables> {
+    Ok(Tables::open(dir)?)
 }
 
 fn plural(n: u32, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
-pub fn query(position: &str, dir: &Path, json: bool) -> Result<ExitCode, String> {
-    let p: Position = position.parse().map_err(|e| format!("invalid position {position:?}: {e}"))?;
-    let answer = open(dir)?.answer(&p).map_err(|e| e.to_string())?;
+pub fn query(position: &str, dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let p: Position = position.parse().with_context(|| format!("invalid position {position:?}"))?;
+    let answer = open(dir)?.answer(&p)?;
     if json {
         println!("{}", serde_json::to_string(&answer).expect("plain data"));
     } else {
@@ -41,7 +42,7 @@ pub fn query(position: &str, dir: &Path, json: bool) -> Result<ExitCode, String>
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn convert(src: &Path, out: &Path, quiet: bool) -> Result<ExitCode, String> {
+pub fn convert(src: &Path, out: &Path, quiet: bool) -> anyhow::Result<ExitCode> {
     let t0 = Instant::now();
     let (mut read, mut written) = (0u64, 0u64);
     // Each level written is checked as a run checks it (the same record in the manifest).
@@ -63,7 +64,7 @@ pub fn convert(src: &Path, out: &Path, quiet: bool) -> Result<ExitCode, String> 
             );
         }
     };
-    let m = chomp_tables::store::convert::convert(src, out, on_level, &mut check).map_err(|e| e.to_string())?;
+    let m = chomp_tables::store::convert::convert(src, out, on_level, &mut check)?;
     if !quiet {
         eprintln!(
             "converted {} levels of {} to format 3 in {}: {} files, tables {} -> {} bytes this run ({:.1} s)",
@@ -79,7 +80,7 @@ pub fn convert(src: &Path, out: &Path, quiet: bool) -> Result<ExitCode, String> 
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn fetch(manifest: &Path, from: &str, out: &Path, jobs: usize, quiet: bool) -> Result<ExitCode, String> {
+pub fn fetch(manifest: &Path, from: &str, out: &Path, jobs: usize, quiet: bool) -> anyhow::Result<ExitCode> {
     use chomp_tables::fetch::{self as get, Progress};
     use std::io::IsTerminal;
     use std::sync::atomic::Ordering;
@@ -117,7 +118,7 @@ pub fn fetch(manifest: &Path, from: &str, out: &Path, jobs: usize, quiet: bool) 
         done.store(true, Ordering::Relaxed);
         r
     });
-    let r = result.map_err(|e| e.to_string())?;
+    let r = result?;
     println!(
         "fetched {} into {}: {} files ({} already there), {} bytes transferred, every file's SHA-256 equal to the manifest ({:.1} s)",
         manifest.display(),
@@ -130,15 +131,15 @@ pub fn fetch(manifest: &Path, from: &str, out: &Path, jobs: usize, quiet: bool) 
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn ichomp(quadrants: &[String], dir: &Path, json: bool) -> Result<ExitCode, String> {
+pub fn ichomp(quadrants: &[String], dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let mut qs: [Option<Position>; 4] = Default::default();
     for (i, q) in quadrants.iter().enumerate() {
         if q.trim() != "-" {
-            qs[i] = Some(q.parse().map_err(|e| format!("invalid quadrant {} {q:?}: {e}", i + 1))?);
+            qs[i] = Some(q.parse().with_context(|| format!("invalid quadrant {} {q:?}", i + 1))?);
         }
     }
     let tables = open(dir)?;
-    let a = ichomp::analyze(&tables, &qs).map_err(|e| e.to_string())?;
+    let a = ichomp::analyze(&tables, &qs)?;
     let outcome = if a.loss { "loss" } else { "win" };
     if json {
         let quads: Vec<Option<&[u8]>> = qs.iter().map(|q| q.as_ref().map(|p| p.rows())).collect();
@@ -167,49 +168,49 @@ pub fn ichomp(quadrants: &[String], dir: &Path, json: bool) -> Result<ExitCode, 
 /// `chomp openings`: every rectangle of a table directory, one rectangle
 /// from it, or (no directory) one box solved in memory (with `all`, every
 /// rectangle inside it).
-pub fn openings(dir: Option<&Path>, rect: Option<(u32, u32)>, all: bool, out: Option<&Path>) -> Result<ExitCode, String> {
+pub fn openings(dir: Option<&Path>, rect: Option<(u32, u32)>, all: bool, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     let openings = match (dir, rect) {
-        (Some(dir), None) => rect::rectangle_openings(&open(dir)?).map_err(|e| e.to_string())?,
+        (Some(dir), None) => rect::rectangle_openings(&open(dir)?)?,
         (Some(dir), Some((r, c))) if all => {
             let t = open(dir)?;
             let mut v = Vec::new();
             for (a, b) in (1..=r).flat_map(|a| (1..=c).map(move |b| (a, b))) {
-                v.push(rect::rectangle_opening(&t, a, b).map_err(|e| e.to_string())?);
+                v.push(rect::rectangle_opening(&t, a, b)?);
             }
             v
         }
-        (Some(dir), Some((r, c))) => vec![rect::rectangle_opening(&open(dir)?, r, c).map_err(|e| e.to_string())?],
+        (Some(dir), Some((r, c))) => vec![rect::rectangle_opening(&open(dir)?, r, c)?],
         (None, Some((r, c))) => {
             let universe = chomp_tables::Universe::boxed(r, c);
-            let solved = chomp_tables::solve::solve_in_memory(&universe).map_err(|e| format!("solving the {r}x{c} box: {e}"))?;
+            let solved = chomp_tables::solve::solve_in_memory(&universe).with_context(|| format!("solving the {r}x{c} box"))?;
             if all {
                 solved.rectangle_openings()
             } else {
                 vec![solved.rectangle_opening(r, c).expect("the box itself")]
             }
         }
-        (None, None) => return Err("openings needs --tables or --rows and --cols".into()),
+        (None, None) => bail!("openings needs --tables or --rows and --cols"),
     };
     write_or_print(&rect::openings_csv(&openings), out)
 }
 
 /// `chomp boxes`: positions and losses of every box inside a box's tables.
-pub fn boxes(dir: &Path, out: Option<&Path>) -> Result<ExitCode, String> {
-    let counts = rect::table_box_counts(&open(dir)?).map_err(|e| e.to_string())?;
+pub fn boxes(dir: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let counts = rect::table_box_counts(&open(dir)?)?;
     write_or_print(&rect::boxes_csv(&counts), out)
 }
 
-fn write_or_print(csv: &str, out: Option<&Path>) -> Result<ExitCode, String> {
+fn write_or_print(csv: &str, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     match out {
-        Some(path) => write_atomic(path, csv.as_bytes()).map_err(|e| e.to_string())?,
+        Some(path) => write_atomic(path, csv.as_bytes())?,
         None => print!("{csv}"),
     }
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn verify_against(dir: &Path, manifest: &Path) -> Result<ExitCode, String> {
+pub fn verify_against(dir: &Path, manifest: &Path) -> anyhow::Result<ExitCode> {
     let t0 = Instant::now();
-    let r = check::against(dir, manifest).map_err(|e| e.to_string())?;
+    let r = check::against(dir, manifest)?;
     for (what, list) in [("missing", &r.missing), ("changed", &r.changed), ("extra", &r.extra)] {
         for f in list {
             eprintln!("{what}: {}", dir.join(f).display());
@@ -247,9 +248,9 @@ pub fn verify(
     levels: RangeInclusive<u32>,
     allow_incomplete: bool,
     full: bool,
-) -> Result<ExitCode, String> {
+) -> anyhow::Result<ExitCode> {
     let t0 = Instant::now();
-    let report = check::verify_with(dir, samples, seed, levels.clone(), full).map_err(|e| e.to_string())?;
+    let report = check::verify_with(dir, samples, seed, levels.clone(), full)?;
     for f in &report.failures {
         eprintln!("FAIL {f}");
     }
@@ -294,61 +295,61 @@ pub fn verify(
             u32::MAX => format!("at or above {} tiles", levels.start()),
             end => format!("in {}..={end} tiles", levels.start()),
         };
-        return Err(format!("no completed level lies {range} (levels 1..={} are complete): nothing was sampled", report.levels_complete));
+        bail!("no completed level lies {range} (levels 1..={} are complete): nothing was sampled", report.levels_complete);
     }
     if incomplete {
-        return Err(format!(
+        bail!(
             "{}: the run is incomplete ({} of {} levels done); run the same command again to finish it, or pass --allow-incomplete to accept the levels done",
             dir.display(),
             report.levels_complete,
             report.levels_planned
-        ));
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// The level statistics of several runs, merged, and the universe that names them.
-fn merged_levels(dirs: &[PathBuf]) -> Result<(Vec<chomp_tables::report::LevelStats>, chomp_tables::Universe), String> {
+fn merged_levels(dirs: &[PathBuf]) -> anyhow::Result<(Vec<chomp_tables::report::LevelStats>, chomp_tables::Universe)> {
     let mut runs = Vec::new();
     let mut universe = None;
     for dir in dirs {
-        let m = chomp_tables::TableDir::new(dir).read_manifest().map_err(|e| e.to_string())?;
+        let m = chomp_tables::TableDir::new(dir).read_manifest()?;
         let tile_run = m.universe.rows.is_none() && m.universe.cols.is_none();
         if dirs.len() > 1 && !tile_run {
-            return Err(format!("{}: only tile-count runs (no row or column bound) can be merged", dir.display()));
+            bail!("{}: only tile-count runs (no row or column bound) can be merged", dir.display());
         }
         universe.get_or_insert(m.universe);
         runs.push((dir.display().to_string(), m.levels));
     }
-    let levels = summary::merge_levels(&runs)?;
+    let levels = summary::merge_levels(&runs).map_err(anyhow::Error::msg)?;
     let universe = if dirs.len() > 1 { chomp_tables::Universe::tiles(levels.len() as u32) } else { universe.expect("one directory") };
     Ok((levels, universe))
 }
 
-pub fn plot(dirs: &[PathBuf], out: &Path) -> Result<ExitCode, String> {
+pub fn plot(dirs: &[PathBuf], out: &Path) -> anyhow::Result<ExitCode> {
     let (levels, universe) = merged_levels(dirs)?;
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    for path in plot::plot_all(&levels, &universe, out).map_err(|e| e.to_string())? {
+    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    for path in plot::plot_all(&levels, &universe, out)? {
         println!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// `chomp plot --openings FILE`: the openings map of a CSV.
-pub fn plot_openings(csv: &Path, out: &Path) -> Result<ExitCode, String> {
-    let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
-    let openings = rect::parse_openings_csv(&text).map_err(|e| format!("{}: {e}", csv.display()))?;
+pub fn plot_openings(csv: &Path, out: &Path) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(csv).with_context(|| csv.display().to_string())?;
+    let openings = rect::parse_openings_csv(&text).map_err(anyhow::Error::msg).with_context(|| csv.display().to_string())?;
     if openings.is_empty() {
-        return Err(format!("{}: no rectangles", csv.display()));
+        bail!("{}: no rectangles", csv.display());
     }
     let (r, c) = (openings.iter().map(|o| o.rows).max().unwrap_or(1), openings.iter().map(|o| o.cols).max().unwrap_or(1));
-    for path in plot::plot_openings(&openings, &format!("to {r}×{c}"), out).map_err(|e| e.to_string())? {
+    for path in plot::plot_openings(&openings, &format!("to {r}×{c}"), out)? {
         println!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn summary(dirs: &[PathBuf], out: &Path, force: bool) -> Result<ExitCode, String> {
+pub fn summary(dirs: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<ExitCode> {
     let (levels, _) = merged_levels(dirs)?;
     let grundy = levels.iter().any(|l| l.grundy_histogram.is_some());
     let files = chomp_tables::TableDir::summary_files(&levels, grundy);
@@ -359,19 +360,19 @@ pub fn summary(dirs: &[PathBuf], out: &Path, force: bool) -> Result<ExitCode, St
             let Ok(old) = std::fs::read_to_string(&path) else { continue };
             let lost = summary_tiles(&old).difference(&summary_tiles(text)).count();
             if lost > 0 {
-                return Err(format!(
+                bail!(
                     "{}: holds {lost} levels the runs read do not (it has {}, the new one {}): refusing to shrink it (--force overwrites)",
                     path.display(),
                     summary_tiles(&old).len(),
                     summary_tiles(text).len()
-                ));
+                );
             }
         }
     }
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
     for (name, text) in files {
         let path = out.join(name);
-        write_atomic(&path, text.as_bytes()).map_err(|e| e.to_string())?;
+        write_atomic(&path, text.as_bytes())?;
         println!("wrote {} ({} levels)", path.display(), levels.len());
     }
     if let Some(t) = summary::ratio_trend(&levels, plot::TREND_FROM) {
@@ -401,12 +402,12 @@ fn summary_tiles(text: &str) -> std::collections::BTreeSet<u32> {
     text.lines().skip(1).filter_map(|l| l.split(',').next()?.parse().ok()).collect()
 }
 
-pub fn bench_probe(dir: &Path) -> Result<ExitCode, String> {
+pub fn bench_probe(dir: &Path) -> anyhow::Result<ExitCode> {
     let t0 = Instant::now();
     let tables = open(dir)?;
     let m = tables.manifest();
     if m.levels_complete == 0 {
-        return Err(format!("{}: no completed level to probe", dir.display()));
+        bail!("{}: no completed level to probe", dir.display());
     }
     let top = m.levels_complete;
     let mut rng = SplitMix(42);
@@ -414,7 +415,7 @@ pub fn bench_probe(dir: &Path) -> Result<ExitCode, String> {
     // 1. One-shot queries, as a user runs them: a fresh `chomp query` process
     //    per top-level position (its winning moves included), cold or warm
     //    page cache as the machine has it; wall time and peak RSS.
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe()?;
     let mut walls = Vec::new();
     for _ in 0..10 {
         let p = at_top(&mut rng, top);
@@ -424,10 +425,10 @@ pub fn bench_probe(dir: &Path) -> Result<ExitCode, String> {
             .arg(dir)
             .arg("--json")
             .output()
-            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+            .with_context(|| format!("cannot run {}", exe.display()))?;
         walls.push(t.elapsed().as_secs_f64());
         if !out.status.success() {
-            return Err(format!("chomp query {p}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+            bail!("chomp query {p}: {}", String::from_utf8_lossy(&out.stderr).trim());
         }
     }
     let peak_kib = children_peak_kib();
@@ -447,7 +448,7 @@ pub fn bench_probe(dir: &Path) -> Result<ExitCode, String> {
     for _ in 0..2000 {
         let p = at_top(&mut rng, top);
         let t = Instant::now();
-        tables.answer(&p).map_err(|e| e.to_string())?;
+        tables.answer(&p)?;
         lat.push(t.elapsed().as_secs_f64());
     }
     lat.sort_by(f64::total_cmp);
@@ -471,15 +472,15 @@ pub fn bench_probe(dir: &Path) -> Result<ExitCode, String> {
     // First pass loads and checks what it touches (the cost of opening); the second is the steady state.
     let t2 = Instant::now();
     for p in &sample {
-        tables.outcome(p).map_err(|e| e.to_string())?;
-        tables.grundy(p).map_err(|e| e.to_string())?;
+        tables.outcome(p)?;
+        tables.grundy(p)?;
     }
     let load = t2.elapsed().as_secs_f64();
     let t3 = Instant::now();
     let mut losses = 0;
     for p in &sample {
-        losses += (tables.outcome(p).map_err(|e| e.to_string())? == Outcome::Loss) as u32;
-        tables.grundy(p).map_err(|e| e.to_string())?;
+        losses += (tables.outcome(p)? == Outcome::Loss) as u32;
+        tables.grundy(p)?;
     }
     let per = t3.elapsed().as_secs_f64() / sample.len() as f64;
     println!("probe: first touch of {} random positions of every level {:.3} s", sample.len(), load);

@@ -5,6 +5,7 @@
 //! connections served at once, axum for routing, and tower-http layers for
 //! panics, request timeouts, CORS, body limits and request logs.
 
+use anyhow::{bail, Context};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -315,20 +316,20 @@ fn layers(routes: Router, request_timeout: Duration) -> Router {
 /// Opens every directory, and unless `lazy` loads every level (formats 1
 /// and 2: losses and Grundy tables; format 3: the head of every table, the
 /// blocks then load on demand within `cache_bytes`).
-fn open_all(dirs: &[PathBuf], lazy: bool, cache_bytes: usize) -> Result<Vec<Source>, String> {
+fn open_all(dirs: &[PathBuf], lazy: bool, cache_bytes: usize) -> anyhow::Result<Vec<Source>> {
     let mut out = Vec::new();
     for dir in dirs {
         let t0 = Instant::now();
-        let tables = Tables::open_with_cache(dir, cache_bytes).map_err(|e| e.to_string())?;
+        let tables = Tables::open_with_cache(dir, cache_bytes)?;
         if !lazy {
             let m = tables.manifest();
             for n in 1..=m.levels_complete {
                 if !m.is_blocked() {
-                    tables.level_losses(n).map_err(|e| e.to_string())?;
+                    tables.level_losses(n)?;
                 }
                 if let Some(p) = tables.ranking().unrank(n, 0) {
-                    tables.outcome(&p).map_err(|e| e.to_string())?;
-                    tables.grundy(&p).map_err(|e| e.to_string())?;
+                    tables.outcome(&p)?;
+                    tables.grundy(&p)?;
                 }
             }
         }
@@ -361,19 +362,19 @@ fn fewer_arenas() {
     }
 }
 
-pub fn serve(cfg: Config) -> Result<ExitCode, String> {
+pub fn serve(cfg: Config) -> anyhow::Result<ExitCode> {
     fewer_arenas();
     let filter = tracing_subscriber::EnvFilter::try_from_env("CHOMP_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
     if cfg.max_connections == 0 {
-        return Err("--max-connections must be at least 1".into());
+        bail!("--max-connections must be at least 1");
     }
     if cfg.workers == 0 {
-        return Err("--workers must be at least 1".into());
+        bail!("--workers must be at least 1");
     }
     let sources = open_all(&cfg.tables, cfg.lazy, cfg.cache_bytes)?;
     let state: Shared = Arc::new(Served { sources, compute: Semaphore::new(cfg.workers) });
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
     rt.block_on(run(cfg, state))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -400,9 +401,9 @@ async fn shutdown_signal() {
     }
 }
 
-async fn run(cfg: Config, state: Shared) -> Result<(), String> {
-    let listener = TcpListener::bind(&cfg.addr).await.map_err(|e| format!("cannot listen on {}: {e}", cfg.addr))?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
+async fn run(cfg: Config, state: Shared) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(&cfg.addr).await.with_context(|| format!("cannot listen on {}", cfg.addr))?;
+    let local = listener.local_addr()?;
     // The tests and scripts read this line to find the port.
     println!("chomp serve: listening on http://{local}");
     use std::io::Write;

@@ -5,6 +5,7 @@
 //! so `SITE` is either whole or absent; a copied table file is checked
 //! against its manifest's size and SHA-256 before the site can be used.
 
+use anyhow::{anyhow, bail, Context};
 use chomp_tables::store::{sha256_hex, write_atomic, Manifest, MANIFEST};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -43,40 +44,40 @@ fn assets() -> Vec<(&'static str, String)> {
 
 /// Copies `from` to `to` (a new file), checking its size and SHA-256
 /// against the manifest's entry; returns the bytes copied.
-fn copy_checked(m: &Manifest, dir: &Path, rel: &str, to: &Path) -> Result<u64, String> {
+fn copy_checked(m: &Manifest, dir: &Path, rel: &str, to: &Path) -> anyhow::Result<u64> {
     let from = dir.join(rel);
     let entry = &m.files[rel];
-    let mut src = File::open(&from).map_err(|e| format!("{}: {e}", from.display()))?;
-    let mut dst = File::create(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    let mut src = File::open(&from).with_context(|| from.display().to_string())?;
+    let mut dst = File::create(to).with_context(|| to.display().to_string())?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut len = 0u64;
     loop {
-        let n = src.read(&mut buf).map_err(|e| format!("{}: {e}", from.display()))?;
+        let n = src.read(&mut buf).with_context(|| from.display().to_string())?;
         if n == 0 {
             break;
         }
         hasher.update(&buf[..n]);
-        dst.write_all(&buf[..n]).map_err(|e| format!("{}: {e}", to.display()))?;
+        dst.write_all(&buf[..n]).with_context(|| to.display().to_string())?;
         len += n as u64;
     }
-    dst.sync_all().map_err(|e| format!("{}: {e}", to.display()))?;
+    dst.sync_all().with_context(|| to.display().to_string())?;
     let sha: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
     if len != entry.bytes || sha != entry.sha256 {
-        return Err(format!("{}: differs from {}/manifest.json (a damaged table: run chomp verify)", from.display(), dir.display()));
+        bail!("{}: differs from {}/manifest.json (a damaged table: run chomp verify)", from.display(), dir.display());
     }
     Ok(len)
 }
 
 /// The name a table directory gets on the site: its last component.
-fn site_name(dir: &Path) -> Result<String, String> {
+fn site_name(dir: &Path) -> anyhow::Result<String> {
     let name = dir.canonicalize().ok().and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()));
     match name {
         Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) && !n.starts_with('.') => Ok(n),
-        _ => Err(format!(
+        _ => bail!(
             "{}: a site names each table directory by its last component, which must be letters, digits, '-', '_' or '.'",
             dir.display()
-        )),
+        ),
     }
 }
 
@@ -91,25 +92,25 @@ struct Source {
 }
 
 /// Writes the site (see the command's help).
-pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, force: bool, quiet: bool) -> Result<ExitCode, String> {
+pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, force: bool, quiet: bool) -> anyhow::Result<ExitCode> {
     if out.exists() && !force {
-        return Err(format!("{} exists: choose another --out, or --force to replace it", out.display()));
+        bail!("{} exists: choose another --out, or --force to replace it", out.display());
     }
     let mirror = match mirror {
         Some(url) if url.starts_with("http://") || url.starts_with("https://") => Some(url.trim_end_matches('/').to_string()),
-        Some(url) => return Err(format!("--mirror {url:?}: give an http:// or https:// address")),
+        Some(url) => bail!("--mirror {url:?}: give an http:// or https:// address"),
         None => None,
     };
     // Every directory opens and has a distinct name before anything is written.
     let mut sources = Vec::new();
     for dir in dirs {
         let path = dir.join(MANIFEST);
-        let bytes = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let text = String::from_utf8(bytes.clone()).map_err(|_| format!("{}: not UTF-8", path.display()))?;
-        let m = Manifest::parse(&path, &text).map_err(|e| e.to_string())?;
+        let bytes = fs::read(&path).with_context(|| path.display().to_string())?;
+        let text = String::from_utf8(bytes.clone()).map_err(|_| anyhow!("{}: not UTF-8", path.display()))?;
+        let m = Manifest::parse(&path, &text)?;
         let name = site_name(dir)?;
         if sources.iter().any(|s: &Source| s.name == name) {
-            return Err(format!("two table directories are named {name}: a site needs distinct names"));
+            bail!("two table directories are named {name}: a site needs distinct names");
         }
         sources.push(Source { name, dir: dir.clone(), manifest: m, manifest_bytes: bytes });
     }
@@ -117,9 +118,9 @@ pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, force: bool, qui
     staging.push(".partial");
     let staging = PathBuf::from(staging);
     if staging.exists() {
-        fs::remove_dir_all(&staging).map_err(|e| format!("{}: {e}", staging.display()))?;
+        fs::remove_dir_all(&staging).with_context(|| staging.display().to_string())?;
     }
-    fs::create_dir_all(&staging).map_err(|e| format!("{}: {e}", staging.display()))?;
+    fs::create_dir_all(&staging).with_context(|| staging.display().to_string())?;
     // Nothing half-written stays behind: an error removes the staging directory.
     let written = write_site(&staging, &sources, mirror.as_deref(), quiet);
     let copied = match written {
@@ -130,9 +131,9 @@ pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, force: bool, qui
         }
     };
     if out.exists() {
-        fs::remove_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+        fs::remove_dir_all(out).with_context(|| out.display().to_string())?;
     }
-    fs::rename(&staging, out).map_err(|e| format!("{}: {e}", out.display()))?;
+    fs::rename(&staging, out).with_context(|| out.display().to_string())?;
     println!(
         "chomp site: wrote {} ({} table director{}{}): serve it from a static host that answers range requests",
         out.display(),
@@ -147,9 +148,9 @@ pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, force: bool, qui
 }
 
 /// Writes the site's files into `staging`; returns the table bytes copied.
-fn write_site(staging: &Path, sources: &[Source], mirror: Option<&str>, quiet: bool) -> Result<u64, String> {
+fn write_site(staging: &Path, sources: &[Source], mirror: Option<&str>, quiet: bool) -> anyhow::Result<u64> {
     for (name, text) in assets() {
-        write_atomic(&staging.join(name), text.as_bytes()).map_err(|e| e.to_string())?;
+        write_atomic(&staging.join(name), text.as_bytes())?;
     }
     let mut listed = Vec::new();
     let mut copied = 0u64;
@@ -161,10 +162,10 @@ fn write_site(staging: &Path, sources: &[Source], mirror: Option<&str>, quiet: b
                 let mut bytes = 0u64;
                 for rel in m.files.keys() {
                     let target = to.join(rel);
-                    fs::create_dir_all(target.parent().expect("a file in a directory")).map_err(|e| format!("{}: {e}", to.display()))?;
+                    fs::create_dir_all(target.parent().expect("a file in a directory")).with_context(|| to.display().to_string())?;
                     bytes += copy_checked(m, dir, rel, &target)?;
                 }
-                write_atomic(&to.join(MANIFEST), manifest_bytes).map_err(|e| e.to_string())?;
+                write_atomic(&to.join(MANIFEST), manifest_bytes)?;
                 if !quiet {
                     progress!(
                         "chomp site: copied {name}: {} files, {:.1} MiB, each checked",
@@ -189,7 +190,7 @@ fn write_site(staging: &Path, sources: &[Source], mirror: Option<&str>, quiet: b
         }));
     }
     let config = serde_json::to_string_pretty(&json!({ "tables": listed })).expect("plain data") + "\n";
-    write_atomic(&staging.join("site.json"), config.as_bytes()).map_err(|e| e.to_string())?;
+    write_atomic(&staging.join("site.json"), config.as_bytes())?;
     Ok(copied)
 }
 

@@ -2,6 +2,7 @@
 //! Ctrl-C), and the engine bench.
 
 use crate::args::RunFlags;
+use anyhow::{bail, Context};
 use chomp_tables::cluster::Comm;
 use chomp_tables::solve::memory::{self, human_bytes, LevelEstimate};
 use chomp_tables::solve::{self, Event, Options, Plan, ProcessWork};
@@ -18,9 +19,9 @@ const PREFLIGHT_SECONDS: f64 = 60.0;
 static CURRENT_LEVEL: AtomicU32 = AtomicU32::new(0);
 static SAVED_LEVELS: AtomicU32 = AtomicU32::new(0);
 
-pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Result<ExitCode, String> {
+pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
     let quiet = flags.quiet || !comm.is_root();
-    let ranking = plan.validate().map_err(|e| e.to_string())?;
+    let ranking = plan.validate()?;
     if flags.dry_run {
         // Nothing is written: the estimate starts after the levels a resumable directory holds.
         let hold = memory::holding(flags.max_memory, comm); // a collective: every process
@@ -32,7 +33,7 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
             print_preflight(&memory::preflight(&ranking, plan, resumed.levels_complete + 1, threads, hold), threads, true);
             // The run's own check before it starts, so that the dry run tells.
             if let Some(why) = memory::first_shortfall(&ranking, plan, &resumed, flags.max_memory, hold) {
-                return Err(format!("the run would stop before it starts: {why}"));
+                bail!("the run would stop before it starts: {why}");
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -80,11 +81,10 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> Re
         if !quiet {
             print_event(e);
         }
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     if let (Some(path), true) = (&flags.report_json, comm.is_root()) {
         let json = report_json(plan, &out, t0.elapsed().as_secs_f64(), &levels, &processes);
-        chomp_tables::store::write_atomic(path, json.as_bytes()).map_err(|e| e.to_string())?;
+        chomp_tables::store::write_atomic(path, json.as_bytes())?;
     }
     if !quiet {
         let positions: u64 = manifest.levels.iter().map(|l| l.positions).sum();
@@ -268,10 +268,10 @@ fn print_event(e: &Event) {
     }
 }
 
-pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Result<ExitCode, String> {
+pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let base = dir.unwrap_or_else(std::env::temp_dir);
     if !base.is_dir() {
-        return Err(format!("{}: no such directory (--dir must exist)", base.display()));
+        bail!("{}: no such directory (--dir must exist)", base.display());
     }
     let out = base.join(format!("chomp-bench-{}", std::process::id()));
     let plan = Plan::new(Universe::tiles(max_tiles), grundy_max_tiles);
@@ -295,7 +295,7 @@ pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Res
     });
     let wall = t0.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&out);
-    result.map_err(|e| e.to_string())?;
+    result?;
     println!("bench: losses to {max_tiles} tiles, Grundy to {grundy_max_tiles}, {threads} threads");
     println!("wall:          {wall:.2} s");
     println!(
@@ -319,14 +319,14 @@ pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> Res
 /// `chomp bench --rows R --cols C`: times solving a box in memory (the
 /// library call behind `chomp openings --rows R --cols C`, the player and
 /// the front ends), `repeat` times; prints the min and median.
-pub fn bench_box(rows: u32, cols: u32, repeat: u32) -> Result<ExitCode, String> {
+pub fn bench_box(rows: u32, cols: u32, repeat: u32) -> anyhow::Result<ExitCode> {
     let universe = Universe::boxed(rows, cols);
     let threads = rayon::current_num_threads();
     let sieve = if solve::uses_word_sieve(&universe) { "the word sieve" } else { "the level sieve" };
     let (mut times, mut last) = (Vec::new(), None);
     for _ in 0..repeat {
         let t0 = Instant::now();
-        let solved = solve::solve_in_memory(&universe).map_err(|e| format!("solving the {rows}x{cols} box: {e}"))?;
+        let solved = solve::solve_in_memory(&universe).with_context(|| format!("solving the {rows}x{cols} box"))?;
         times.push(t0.elapsed().as_secs_f64());
         last = Some(solved);
     }
