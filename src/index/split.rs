@@ -60,6 +60,16 @@ pub fn unit_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], canonical: boo
         .collect()
 }
 
+/// The weight of canonical positions in a [`Balance::Both`] split (all
+/// positions weigh the rest). The canonical share follows the work (marks
+/// and parents enumerated), the share of all positions the memory (mark
+/// bits). Measured with 4 processes on losses to 110 tiles, largest process
+/// over one process (enumerated / peak memory): weight 0.5 gives 0.354 /
+/// 0.454, 0.6 gives 0.343 / 0.487, 0.65 gives 0.336 / 0.501, 0.7 gives
+/// 0.327 / 0.518, 1 gives 0.291 / 0.600: 0.6 keeps the enumeration under
+/// 0.35 and the memory under 0.5 (`bench/runs/2026-12-04-kvm-2core/split-weight.md`).
+pub const CANONICAL_WEIGHT: f64 = 0.6;
+
 /// What a split of a level into shares balances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Balance {
@@ -67,9 +77,9 @@ pub enum Balance {
     All,
     /// Canonical positions only (work that visits one of each conjugate pair).
     Canonical,
-    /// Both at once, equally weighted: the sieve's shares, whose mark bits
-    /// cost memory for every position while its work falls on canonical ones
-    /// (denser where top rows are long).
+    /// Both at once, canonical positions weighing [`CANONICAL_WEIGHT`]: the
+    /// sieve's shares, whose mark bits cost memory for every position while
+    /// its work falls on canonical ones (denser where top rows are long).
     Both,
 }
 
@@ -81,8 +91,10 @@ fn balance_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], balance: Balanc
         Balance::Both => {
             let (all, canonical) = (unit_weights(ranking, n, units, false), unit_weights(ranking, n, units, true));
             let (ta, tc) = (all.iter().sum::<u64>().max(1) as f64, canonical.iter().sum::<u64>().max(1) as f64);
-            // Each sum scaled to 2^40 (exact enough for balance, no overflow).
-            all.iter().zip(&canonical).map(|(&a, &c)| ((a as f64 / ta + c as f64 / tc) * (1u64 << 40) as f64) as u64).collect()
+            // Each share of the whole scaled to 2^41 (exact enough for balance, no overflow).
+            let (wa, wc) = (1.0 - CANONICAL_WEIGHT, CANONICAL_WEIGHT);
+            let scale = (1u64 << 41) as f64;
+            all.iter().zip(&canonical).map(|(&a, &c)| ((wa * a as f64 / ta + wc * c as f64 / tc) * scale) as u64).collect()
         }
     }
 }

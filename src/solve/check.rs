@@ -17,7 +17,7 @@ use crate::cluster::Comm;
 use crate::read::verify::check_position;
 use crate::read::{Outcome, Tables};
 use crate::rng::SplitMix;
-use crate::store::{LevelCheck, Manifest};
+use crate::store::{LevelCheck, Manifest, SortedRanks};
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -126,7 +126,7 @@ impl Checker {
     ///
     /// A collective: every process calls it at every level, in the same
     /// order as the driver's other collectives, whatever it checks.
-    pub fn check(&mut self, dir: &Path, manifest: &Manifest, n: u32, losses: &[u64], comm: &dyn Comm) -> Checked {
+    pub fn check(&mut self, dir: &Path, manifest: &Manifest, n: u32, losses: &(impl SortedRanks + ?Sized), comm: &dyn Comm) -> Checked {
         let mine = if self.active(manifest) { self.check_share(dir, manifest, n, losses, comm) } else { Checked::default() };
         if comm.processes() == 1 {
             return mine;
@@ -134,7 +134,7 @@ impl Checker {
         comm.all_gather(&mine.to_bytes()).iter().map(|b| Checked::from_bytes(b)).fold(Checked::default(), Checked::add)
     }
 
-    fn check_share(&mut self, dir: &Path, manifest: &Manifest, n: u32, losses: &[u64], comm: &dyn Comm) -> Checked {
+    fn check_share(&mut self, dir: &Path, manifest: &Manifest, n: u32, losses: &(impl SortedRanks + ?Sized), comm: &dyn Comm) -> Checked {
         let tables = match self.tables.take() {
             Some(mut t) => {
                 t.advance(manifest.clone());
@@ -161,13 +161,13 @@ impl Checker {
                 } else {
                     // The same positions on every rerun, however the work is split.
                     let mut rng = SplitMix((n as u64) << 40 ^ i);
-                    if i % 2 == 1 && !losses.is_empty() {
-                        losses[rng.below(losses.len() as u64) as usize]
+                    if i % 2 == 1 && losses.count() > 0 {
+                        losses.nth_rank(rng.below(losses.count())).expect("a rank below the count")
                     } else {
                         rng.below(size)
                     }
                 };
-                let loss = losses.binary_search(&rank).is_ok();
+                let loss = losses.holds(rank);
                 let p = t.ranking().unrank(n, rank).expect("a rank below the level's size");
                 let mut failures = Vec::new();
                 match check_position(t, &p, rank, sym) {
@@ -206,7 +206,7 @@ mod tests {
     fn rewritten(dir: &Path, m: &Manifest, n: u32, ranks: &[u64]) -> Manifest {
         let mut m = m.clone();
         let size = m.levels[n as usize - 1].positions;
-        let written = TableDir::new(dir).write_losses(&m, n, size, ranks, None, |_| true).unwrap();
+        let written = TableDir::new(dir).write_losses(&m, n, size, &ranks.to_vec(), None, |_| true).unwrap();
         m.add_entries(written);
         m.levels[n as usize - 1].losses = ranks.len() as u64;
         m

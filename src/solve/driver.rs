@@ -19,6 +19,7 @@ use crate::report::summary::LevelStats;
 use crate::store::mapped::{map_read_only, MappedBytes};
 use crate::store::{sha256_hex, shards_of, FileEntry, Manifest, TableDir};
 use memmap2::Mmap;
+use roaring::RoaringTreemap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -344,12 +345,16 @@ impl<'a> Levels<'a> {
         let size = ranking.size(n);
         let t0 = Instant::now();
         let found = match &mut self.words {
-            Some(w) => LevelLosses { ranks: std::mem::take(&mut w.ranks[n as usize]), marks: w.marks[n as usize], scanned: size },
+            Some(w) => {
+                let ranks =
+                    RoaringTreemap::from_sorted_iter(std::mem::take(&mut w.ranks[n as usize])).expect("the word sieve's increasing ranks");
+                LevelLosses { ranks, marks: w.marks[n as usize], scanned: size }
+            }
             None => self.frontier.sieve_level(ranking, n, comm),
         };
         self.mine.marks += found.marks;
         self.mine.scanned += found.scanned;
-        let losses = found.ranks.len() as u64;
+        let losses = found.ranks.len();
         let ranges = self.shard_limit.map(|limit| split::shard_ranges(ranking, n, limit));
         let shards = shards_of(size, &found.ranks, ranges.as_deref());
         let written = dir.write_losses(manifest, n, size, &found.ranks, ranges.as_deref(), self.ours(n))?;
@@ -379,7 +384,7 @@ impl<'a> Levels<'a> {
         let histogram = grundy::histogram(values);
         // Two independent computations must agree on the losses.
         let losses = level.stats.losses;
-        if histogram[0] != losses || !level.found.ranks.iter().all(|&r| values[r as usize] == 0) {
+        if histogram[0] != losses || !level.found.ranks.iter().all(|r| values[r as usize] == 0) {
             return Err(JobError::SelfCheck(format!("level {n}: the sieve finds {losses} losses, the Grundy pass {}", histogram[0])));
         }
         let sharded = level.ranges.is_some();
@@ -467,8 +472,7 @@ fn gather_entries(written: &[(String, FileEntry)], comm: &dyn Comm) -> Vec<(Stri
 /// into the pending levels held (after a resume, or when a window opens).
 fn push_from_tables(ranking: &Ranking, dir: &TableDir, manifest: &Manifest, frontier: &mut Frontier, decided: u32) -> Result<(), JobError> {
     for n in 1..=decided {
-        let ranks: Vec<u64> = dir.read_losses(manifest, n)?.iter().collect();
-        frontier.push_decided(ranking, n, &ranks, decided + 1);
+        frontier.push_decided(ranking, n, &dir.read_losses(manifest, n)?, decided + 1);
     }
     Ok(())
 }

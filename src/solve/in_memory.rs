@@ -100,7 +100,7 @@ pub(super) fn sieve_levels(
 ) -> std::io::Result<Vec<Vec<u64>>> {
     let mut losses = vec![Vec::new()];
     for n in 1..=ranking.max_tiles() {
-        losses.push(frontier.sieve_level(ranking, n, &Solo).ranks);
+        losses.push(frontier.sieve_level(ranking, n, &Solo).ranks.iter().collect());
         after_level(&frontier);
         if n == frontier.horizon() && n < ranking.max_tiles() {
             frontier.open_epoch(ranking, &Solo)?;

@@ -6,6 +6,7 @@ pub mod check;
 mod driver;
 mod error;
 mod events;
+mod found;
 pub mod grundy;
 mod handoff;
 pub mod in_memory;

@@ -22,17 +22,19 @@
 //! (no more rows than columns) are marked and scanned; the losses of the
 //! other half are the conjugates of canonical losses. This halves the work.
 
+use super::found::Found;
 use crate::cluster::Comm;
 use crate::game::position::conjugate_rows_into;
 use crate::index::{split, Ranking, Visit};
 use crate::store::mapped::MappedBits;
+use crate::store::SortedRanks;
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How processes share a level: the bits of a share cost memory for all its
-/// positions, its work falls on canonical ones; balance both.
+/// positions, its work falls on canonical ones; balance both, the work first.
 const SHARES: split::Balance = split::Balance::Both;
 
 /// A loss whose run (or, in a box, new rows below it) leads to at least
@@ -50,13 +52,14 @@ fn parallel_parents() -> u64 {
     super::tunables::get().parallel_parents
 }
 
-/// Reloaded losses per rayon task.
-const TASK_LOSSES: usize = 256;
+/// Decided losses pushed per rayon task (on average: tasks are cut by rank).
+const TASK_LOSSES: u64 = 256;
 
 /// What one level of the sieve found.
 pub struct LevelLosses {
-    /// Ranks of the losses of the level, increasing.
-    pub ranks: Vec<u64>,
+    /// Ranks of the losses of the level (a roaring set: about 2 bytes a
+    /// loss where 8 would hold them in a vector).
+    pub ranks: RoaringTreemap,
     /// Marks pushed into the level by this rank (canonical parent, losing child pairs).
     pub marks: u64,
     /// Positions this rank scanned for marks.
@@ -69,10 +72,12 @@ pub struct LevelLosses {
 /// With several processes each owns a contiguous rank range of every level
 /// (its share of the scan) and holds the marks of that range only. Shares
 /// balance all positions (the memory of their bits) and canonical ones (the
-/// work of marks and scan, denser where top rows are long) at once: memory
-/// per process is well under half of one process's from 4 processes on.
-/// Every process pushes every loss, marking only the parents it owns; a
-/// level's losses are gathered from the scans of its owners.
+/// work of marks and scan, denser where top rows are long) at once, the
+/// work weighing more ([`split::CANONICAL_WEIGHT`]): with 4 processes the
+/// largest enumerates 0.34 of one process's parents and peaks under half
+/// its memory. Every process pushes every loss, marking only the parents
+/// it owns; a level's losses are gathered from the scans of its owners (as
+/// roaring sets, and held as one while they are pushed).
 pub struct Frontier {
     /// Largest level.
     top: u32,
@@ -399,20 +404,26 @@ impl Frontier {
     /// Pushes the losses `ranks` of the decided level `n` (gathered from
     /// every process, or read back from its table on resume or when an
     /// epoch opens) into this process's range of the held levels above `from − 1`.
-    pub fn push_decided(&mut self, ranking: &Ranking, n: u32, ranks: &[u64], from: u32) {
+    pub fn push_decided(&mut self, ranking: &Ranking, n: u32, ranks: &(impl SortedRanks + ?Sized), from: u32) {
         if from > self.horizon {
             return;
         }
         let (dmin, dmax) = (from - n, self.horizon - n);
         let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks, &self.base, &self.copies);
         let top = self.top;
+        // Tasks cut by rank (a compact set is not indexed by position):
+        // TASK_LOSSES losses each on average, uneven ones stolen.
+        let size = ranking.size(n);
+        let tasks = ranks.count().div_ceil(TASK_LOSSES).max(1);
+        let width = size.div_ceil(tasks).max(1);
         let counts = on_worker(|| {
-            ranks
-                .par_chunks(TASK_LOSSES)
+            (0..tasks)
+                .into_par_iter()
                 .fold(
                     || (Scratch::new(top), Vec::new()),
-                    |(mut scratch, mut rows), chunk| {
-                        for &r in chunk {
+                    |(mut scratch, mut rows), task| {
+                        let start = (task * width).min(size);
+                        for r in ranks.ranks_in(start..(start + width).min(size)) {
                             ranking.unrank_into(n, r, &mut rows);
                             ctx.push_parents(&rows, n, r, dmin, dmax, &mut scratch);
                         }
@@ -458,14 +469,14 @@ impl Frontier {
                         base,
                         buf: Vec::new(),
                         f: |rank: u64, rows: &[u8]| {
-                            found.push(rank);
+                            found.push_in_order(rank);
                             if push_now {
                                 ctx.push_parents(rows, n, rank, 1, dmax, scratch);
                             }
                             if sym && rows.len() < rows[0] as usize {
                                 conjugate_rows_into(rows, conj);
                                 let crank = ranking.rank_rows(conj);
-                                found.push(crank);
+                                found.push_any(crank);
                                 if push_now {
                                     ctx.push_parents(conj, n, crank, 1, dmax, scratch);
                                 }
@@ -479,22 +490,22 @@ impl Frontier {
                 .reduce(Acc::new(top), Acc::merge)
         });
         drop(marks);
-        let Acc { scratch, mut found, scanned, .. } = acc;
+        let Acc { scratch, found, scanned, .. } = acc;
         self.enumerated += ctx.enumerated.load(Ordering::Relaxed);
         self.pushed = add_counts(std::mem::take(&mut self.pushed), scratch.counts);
-        found.par_sort_unstable();
-        let all: Vec<u64> = if ranks == 1 {
+        let found = found.finish();
+        let all = if ranks == 1 {
             found
         } else {
             // Exchange the losses as serialized roaring bitmaps (64-bit ranks).
-            let bitmap = RoaringTreemap::from_sorted_iter(found.iter().copied()).expect("sorted ranks");
             let mut bytes = Vec::new();
-            bitmap.serialize_into(&mut bytes).expect("writing to memory");
+            found.serialize_into(&mut bytes).expect("writing to memory");
+            drop(found);
             let mut all = RoaringTreemap::new();
             for part in comm.all_gather(&bytes) {
                 all |= RoaringTreemap::deserialize_from(&part[..]).expect("a bitmap serialized by a peer process");
             }
-            all.iter().collect()
+            all
         };
         if !push_now {
             self.push_decided(ranking, n, &all, n + 1);
@@ -525,7 +536,7 @@ fn add_counts(mut a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
 /// A scan task's results.
 struct Acc<'a> {
     scratch: Scratch<'a>,
-    found: Vec<u64>,
+    found: Found,
     scanned: u64,
     /// A buffer for conjugates.
     conj: Vec<u8>,
@@ -533,14 +544,11 @@ struct Acc<'a> {
 
 impl<'a> Acc<'a> {
     fn new(top: u32) -> impl Fn() -> Acc<'a> + Sync + Send {
-        move || Acc { scratch: Scratch::new(top), found: Vec::new(), scanned: 0, conj: Vec::new() }
+        move || Acc { scratch: Scratch::new(top), found: Found::default(), scanned: 0, conj: Vec::new() }
     }
 
-    fn merge(mut a: Acc<'a>, mut b: Acc<'a>) -> Acc<'a> {
-        if a.found.len() < b.found.len() {
-            std::mem::swap(&mut a, &mut b);
-        }
-        a.found.append(&mut b.found);
+    fn merge(mut a: Acc<'a>, b: Acc<'a>) -> Acc<'a> {
+        a.found = std::mem::take(&mut a.found).merge(b.found);
         a.scanned += b.scanned;
         a.scratch.counts = add_counts(std::mem::take(&mut a.scratch.counts), b.scratch.counts);
         a

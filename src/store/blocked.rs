@@ -34,6 +34,7 @@
 //! of the bytes it covers.
 
 use super::format::{Header, Kind, ShardPlace, TableError, MAGIC};
+use super::SortedRanks;
 use sha2::{Digest as _, Sha256};
 use std::path::Path;
 
@@ -500,18 +501,22 @@ fn assemble(header: &Header, blocks: Vec<(Vec<u8>, u32)>) -> (Vec<u8>, usize) {
 /// Encodes a format-3 loss table: `ranks` are ranks in the level,
 /// increasing, inside the table (`first .. first + positions`). Returns the
 /// file and the length of its head.
-pub fn encode_losses(header: &Header, ranks: &[u64]) -> (Vec<u8>, usize) {
+pub fn encode_losses(header: &Header, ranks: &(impl SortedRanks + ?Sized)) -> (Vec<u8>, usize) {
     let header = Header { block_size: LOSS_BLOCK, ..*header };
     let first = header.shard.map_or(0, |p| p.first);
     let bs = LOSS_BLOCK as u64;
-    let blocks = header.positions.div_ceil(bs);
-    // Each block's slice of the ranks, found by binary search.
-    let cuts: Vec<usize> = (0..=blocks).map(|b| ranks.partition_point(|&r| r - first < b * bs)).collect();
-    let spans: Vec<(u64, usize, usize)> = (0..blocks as usize).map(|b| (b as u64 * bs, cuts[b], cuts[b + 1])).collect();
-    let frames = map_blocks(&spans, |&(start, lo, hi)| {
-        let raw = encode_gaps(ranks[lo..hi].iter().map(|&r| (r - first - start) as u32));
-        (compress(&raw), (hi - lo) as u32)
+    let starts: Vec<u64> = (0..header.positions.div_ceil(bs)).map(|b| b * bs).collect();
+    let frames = map_blocks(&starts, |&start| {
+        let end = (start + bs).min(header.positions);
+        let mut count = 0u32;
+        let raw = encode_gaps(ranks.ranks_in(first + start..first + end).map(|r| {
+            count += 1;
+            (r - first - start) as u32
+        }));
+        (compress(&raw), count)
     });
+    let losses: u64 = frames.iter().map(|&(_, count)| u64::from(count)).sum();
+    assert_eq!(losses, header.losses, "the losses in the table's ranks and its header disagree");
     assemble(&header, frames)
 }
 

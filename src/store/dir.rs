@@ -15,6 +15,7 @@
 use super::blocked::{self, TableImage};
 use super::format::{self, GrundyTable, Header, Kind, ShardPlace, TableError};
 use super::manifest::{FileEntry, Manifest, ManifestError, Shard, MANIFEST};
+use super::SortedRanks;
 use crate::report::summary::{grundy_histogram_csv, summary_csv, summary_json, LevelStats};
 use roaring::RoaringBitmap;
 use std::fs::{self, File, OpenOptions};
@@ -289,17 +290,14 @@ impl TableDir {
         m: &Manifest,
         tiles: u32,
         positions: u64,
-        ranks: &[u64],
+        ranks: &dyn SortedRanks,
         shards: Option<&[Range<u64>]>,
         mine: impl Fn(usize) -> bool,
     ) -> Result<Vec<(String, FileEntry)>, TableError> {
         let out = shards_of(positions, ranks, shards);
         let count = out.len() as u32;
-        let mut rest = ranks;
         let mut written = Vec::new();
         for (i, s) in out.iter().enumerate() {
-            let (part, later) = rest.split_at(s.losses as usize);
-            rest = later;
             if !mine(i) {
                 continue;
             }
@@ -310,7 +308,7 @@ impl TableDir {
                     (Header::shard(Kind::Losses, &m.universe, tiles, place, s.positions, s.losses), Some(i as u32))
                 }
             };
-            written.push(self.encode_and_write(m, &Self::table_name(Kind::Losses, tiles, index), &header, TableContent::Losses(part))?);
+            written.push(self.encode_and_write(m, &Self::table_name(Kind::Losses, tiles, index), &header, TableContent::Losses(ranks))?);
         }
         Ok(written)
     }
@@ -609,17 +607,17 @@ impl TableDir {
     }
 }
 
-/// The shards of a level of `positions` positions with loss ranks `ranks`
-/// (increasing): one per rank range of `ranges`, or one for the whole level.
-pub fn shards_of(positions: u64, ranks: &[u64], ranges: Option<&[Range<u64>]>) -> Vec<Shard> {
+/// The shards of a level of `positions` positions with loss ranks `ranks`:
+/// one per rank range of `ranges`, or one for the whole level.
+pub fn shards_of(positions: u64, ranks: &(impl SortedRanks + ?Sized), ranges: Option<&[Range<u64>]>) -> Vec<Shard> {
     let whole = 0..positions;
     let ranges = ranges.unwrap_or(std::slice::from_ref(&whole));
     let mut before = 0;
     ranges
         .iter()
         .map(|r| {
-            let upto = ranks.partition_point(|&x| x < r.end);
-            let losses = (upto - before) as u64;
+            let upto = ranks.count_below(r.end);
+            let losses = upto - before;
             before = upto;
             Shard { first: r.start, positions: r.end - r.start, losses }
         })
@@ -627,10 +625,10 @@ pub fn shards_of(positions: u64, ranks: &[u64], ranges: Option<&[Range<u64>]>) -
 }
 
 /// What one table holds, for [`TableDir::write_table`].
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TableContent<'a> {
-    /// The loss ranks of the table (ranks in the level, increasing).
-    Losses(&'a [u64]),
+    /// The loss ranks of the table's level (those in the table are written).
+    Losses(&'a dyn SortedRanks),
     /// One Grundy value per position of the table.
     Grundy(&'a [u8]),
 }

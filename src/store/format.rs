@@ -265,15 +265,17 @@ impl Header {
     }
 }
 
-/// Encodes a loss table: ranks (in the level) must be increasing and lie in
-/// the table (`first .. first + positions` of a shard).
-pub fn encode_losses(header: &Header, ranks: &[u64]) -> Vec<u8> {
+/// Encodes a loss table from the ranks (in the level) that lie in the
+/// table (`first .. first + positions` of a shard).
+pub fn encode_losses(header: &Header, ranks: &(impl super::SortedRanks + ?Sized)) -> Vec<u8> {
     let first = header.shard.map_or(0, |p| p.first);
     // Appended in order: far cheaper than inserting each rank (this runs
     // between levels, while the other threads wait).
-    let bitmap =
-        RoaringBitmap::from_sorted_iter(ranks.iter().map(|&r| u32::try_from(r - first).expect("a table of at most 2^32 positions")))
-            .expect("loss ranks in increasing order");
+    let bitmap = RoaringBitmap::from_sorted_iter(
+        ranks.ranks_in(first..first + header.positions).map(|r| u32::try_from(r - first).expect("a table of at most 2^32 positions")),
+    )
+    .expect("loss ranks in increasing order");
+    assert_eq!(bitmap.len(), header.losses, "the losses in the table's ranks and its header disagree");
     let mut raw = Vec::with_capacity(bitmap.serialized_size());
     bitmap.serialize_into(&mut raw).expect("writing to memory");
     let payload = zstd::bulk::compress(&raw, ZSTD_LEVEL).expect("zstd compression in memory");
@@ -446,7 +448,7 @@ mod tests {
     fn loss_table_roundtrip_and_damage() {
         let u = Universe::tiles(20);
         let h = Header::new(Kind::Losses, &u, 20, 627, 3);
-        let bytes = encode_losses(&h, &[1, 50, 600]);
+        let bytes = encode_losses(&h, &[1, 50, 600][..]);
         let p = Path::new("x.cht");
         let (h2, b) = decode_losses(p, &bytes, Some(&h)).unwrap();
         assert_eq!(h2, h);
@@ -482,7 +484,7 @@ mod tests {
         let u = Universe::tiles(40);
         let place = ShardPlace { index: 2, count: 5, first: 1000 };
         let h = Header::shard(Kind::Losses, &u, 40, place, 700, 3);
-        let bytes = encode_losses(&h, &[1000, 1050, 1699]);
+        let bytes = encode_losses(&h, &[1000, 1050, 1699][..]);
         assert_eq!((u16::from_le_bytes([bytes[8], bytes[9]]), h.encoded_len()), (VERSION_SHARDED, HEADER_LEN_SHARDED));
         let p = Path::new("s.cht");
         let (h2, b) = decode_losses(p, &bytes, Some(&h)).unwrap();

@@ -10,12 +10,14 @@ pub mod format;
 pub mod manifest;
 #[cfg(feature = "tool")]
 pub mod mapped;
+mod ranks;
 
 pub use dir::{
     shards_of, tmp_path, write_atomic, DirError, DirLock, LossSet, TableContent, TableDir, GRUNDY_HISTOGRAM_CSV, SUMMARY_CSV, SUMMARY_JSON,
 };
 pub use format::{GrundyTable, Header, Kind, ShardPlace, TableError};
 pub use manifest::{file_sha256, sha256_hex, FileEntry, LevelCheck, Manifest, ManifestError, Shard, FORMAT_NAME, MANIFEST};
+pub use ranks::SortedRanks;
 
 /// Decodes `bytes` as a file of a table directory of unknown kind, checking
 /// everything the format allows a reader to check without the rest of the
