@@ -51,6 +51,12 @@ export interface OpenOptions {
   label?: string;
   /** The SHA-256 (64 lowercase hex digits) manifest.json must have, e.g. from a site's site.json: the checks then start from this digest, not from the host. */
   manifestSha256?: string;
+  /**
+   * The table files packed into one file beside manifest.json (`chomp site --pack`, site.json's `pack`):
+   * reads issued together go out as one request of several ranges (multipart/byteranges), one range a
+   * request where the server answers otherwise. Only with a URL.
+   */
+  pack?: { file: string; files: Record<string, [number, number]> };
 }
 
 /** The checked manifest.json (FORMAT.md section 3; sections 14 and 17 add fields). */

@@ -1501,6 +1501,151 @@ class NodeDirSource {
   }
 }
 
+/** Most ranges asked in one request of a pack (a header line of about 2 KB). */
+export const PACK_RANGES = 96;
+
+/**
+ * A site's tables packed into one file (`chomp site --pack`): each table
+ * file's bytes lie at an offset of the pack (`index`: name → [offset,
+ * bytes]). The reads issued together (a question's heads, then its pages,
+ * then its blocks) go out as one request of several ranges, which the
+ * server answers with multipart/byteranges (nginx, Apache); a server that
+ * answers otherwise gets one range a request from then on. Files not in the
+ * pack (manifest.json) are read from the directory as before. What is read
+ * is checked exactly as from the table files themselves.
+ */
+class PackSource {
+  constructor(http, packRel, index) {
+    this.http = http;
+    this.label = http.label;
+    this.stats = http.stats;
+    this.packRel = packRel;
+    this.index = index;
+    this.queue = [];
+    this.flushing = false;
+    this.multi = true;
+  }
+
+  path(rel) {
+    return this.http.path(rel);
+  }
+
+  describeMissing() {
+    return this.http.describeMissing();
+  }
+
+  async readAll(rel) {
+    const at = this.index.get(rel);
+    if (!at) return this.http.readAll(rel);
+    return (await this.readRange(rel, 0, at[1])).data;
+  }
+
+  readRange(rel, offset, length) {
+    const at = this.index.get(rel);
+    if (!at) return this.http.readRange(rel, offset, length);
+    if (length === 0) return Promise.resolve({ data: new Uint8Array(0), total: at[1] });
+    if (offset + length > at[1]) {
+      // Past the file's end: the bytes there (none, or part) and its size, as a server answers.
+      const have = Math.max(0, at[1] - offset);
+      if (have === 0) return Promise.resolve({ data: new Uint8Array(0), total: at[1] });
+      return this.readRange(rel, offset, have);
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ rel, start: at[0] + offset, length, total: at[1], resolve, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        // A macrotask later: every read the same wave of the question issues has joined.
+        setTimeout(() => this.flush(), 0);
+      }
+    });
+  }
+
+  flush() {
+    this.flushing = false;
+    const all = this.queue.splice(0);
+    all.sort((a, b) => a.start - b.start || a.length - b.length);
+    const per = this.multi ? PACK_RANGES : 1;
+    for (let i = 0; i < all.length; i += per) {
+      const batch = all.slice(i, i + per);
+      this.fetchBatch(batch).catch((e) => batch.forEach((r) => r.reject(e)));
+    }
+  }
+
+  async fetchBatch(batch) {
+    const spans = batch.map((r) => `${r.start}-${r.start + r.length - 1}`);
+    const rel = this.packRel;
+    const url = this.http.path(rel);
+    const missed = await this.http.request(rel, { Range: `bytes=${[...new Set(spans)].join(",")}` }, async (res) => {
+      if (res.status !== 206) {
+        if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
+        if (res.status === 200 && batch.length > 1) return batch; // ranges ignored: ask one at a time
+        throw this.http.status(rel, res);
+      }
+      const body = await this.http.body(rel, res);
+      const type = res.headers.get("content-type") || "";
+      const parts = /^multipart\/byteranges/i.test(type) ? multipartParts(url, type, body) : [singlePart(url, res, body)];
+      const left = [];
+      for (const r of batch) {
+        const part = parts.find((p) => p.first <= r.start && r.start + r.length - 1 <= p.last);
+        if (part) r.resolve({ data: part.data.subarray(r.start - part.first, r.start - part.first + r.length), total: r.total });
+        else left.push(r);
+      }
+      return left;
+    });
+    if (missed.length > 0) {
+      if (missed.length === batch.length && batch.length === 1) throw new TableError(`${url}: the server did not answer the range asked for`);
+      // The server answers one range a request (or some of them): so be it.
+      this.multi = false;
+      for (const r of missed) this.fetchBatch([r]).catch((e) => r.reject(e));
+    }
+  }
+}
+
+/** The one part of a 206 answer to a range request: its span and bytes. */
+function singlePart(url, res, body) {
+  const cr = res.headers.get("content-range");
+  const m = cr && /^bytes\s+(\d+)-(\d+)\/(\d+|\*)$/i.exec(cr.trim());
+  if (!m || Number(m[2]) - Number(m[1]) + 1 !== body.length) {
+    throw new TableError(`${url}: a range answered with Content-Range ${JSON.stringify(cr)} and ${body.length} bytes`);
+  }
+  return { first: Number(m[1]), last: Number(m[2]), data: body };
+}
+
+/** The parts of a multipart/byteranges body (RFC 9110, section 14.6), read by their Content-Range lengths. */
+function multipartParts(url, type, body) {
+  const bm = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(type);
+  if (!bm) throw new TableError(`${url}: multipart answer without a boundary`);
+  const dash = new TextEncoder().encode(`--${bm[1] || bm[2]}`);
+  const bad = (what) => new TableError(`${url}: malformed multipart/byteranges answer: ${what}`);
+  const at = (i, bytes) => bytes.every((b, k) => body[i + k] === b);
+  const parts = [];
+  let i = 0;
+  for (;;) {
+    // Skip the line ends before a delimiter.
+    while (body[i] === 13 || body[i] === 10) i++;
+    if (!at(i, dash)) throw bad("no boundary where a part should start");
+    i += dash.length;
+    if (body[i] === 45 && body[i + 1] === 45) return parts; // the closing delimiter
+    // The part's header lines, up to an empty line.
+    let first = -1;
+    let last = -1;
+    for (;;) {
+      let end = i;
+      while (end < body.length && body[end] !== 10) end++;
+      if (end >= body.length) throw bad("a part's headers do not end");
+      const line = new TextDecoder().decode(body.subarray(i, end)).replace(/\r$/, "");
+      i = end + 1;
+      if (line === "" && first >= 0) break;
+      const m = /^content-range:\s*bytes\s+(\d+)-(\d+)\//i.exec(line);
+      if (m) [first, last] = [Number(m[1]), Number(m[2])];
+    }
+    const len = last - first + 1;
+    if (!(len > 0) || i + len > body.length) throw bad("a part shorter than its Content-Range");
+    parts.push({ first, last, data: body.subarray(i, i + len) });
+    i += len;
+  }
+}
+
 /** A table directory on a web server (any static host), read with HTTP Range requests. */
 class HttpSource {
   constructor(url, fetchFn, stats, concurrency) {
@@ -1677,6 +1822,23 @@ function dirHandleLookup(handle) {
 }
 
 function makeSource(source, options, stats) {
+  const src = makeDirSource(source, options, stats);
+  if (options.pack === undefined) return src;
+  const pk = options.pack;
+  if (!(src instanceof HttpSource) || !pk || typeof pk.file !== "string" || !pk.files || typeof pk.files !== "object") {
+    throw new ChompTablesError("openTables: pack is {file, files: {name: [offset, bytes]}} (site.json's) and needs a URL");
+  }
+  const index = new Map();
+  for (const [rel, at] of Object.entries(pk.files)) {
+    if (!Array.isArray(at) || at.length !== 2 || !at.every((v) => Number.isSafeInteger(v) && v >= 0)) {
+      throw new ChompTablesError(`openTables: pack.files[${JSON.stringify(rel)}] is not [offset, bytes]`);
+    }
+    index.set(rel, at);
+  }
+  return new PackSource(src, pk.file, index);
+}
+
+function makeDirSource(source, options, stats) {
   const fetchFn = options.fetch || (globalThis.fetch && globalThis.fetch.bind(globalThis));
   const http = (url) => {
     if (!fetchFn) throw new ChompTablesError("no fetch function: pass options.fetch");

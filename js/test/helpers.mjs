@@ -67,9 +67,11 @@ export async function agree(cases, open) {
 // ------------------------------------------------------------------ HTTP
 
 /** A static file server over `root` answering single `Range: bytes=a-b`
- * requests with 206 (as nginx does), or ignoring Range (`ranges: false`). Logs
+ * requests with 206 (as nginx does), or ignoring Range (`ranges: false`);
+ * with `multi`, several ranges in one request with 206 multipart/byteranges
+ * (as nginx does; without it such a request gets the whole file). Logs
  * every request. */
-export function serveDir(root, { ranges = true, missing = [], onPost = null } = {}) {
+export function serveDir(root, { ranges = true, multi = false, missing = [], onPost = null } = {}) {
   const log = [];
   const server = createServer((req, res) => {
     if (req.method === "POST" && onPost) {
@@ -100,6 +102,19 @@ export function serveDir(root, { ranges = true, missing = [], onPost = null } = 
     } catch {
       return send(404, { "Content-Type": "text/plain" }, Buffer.from("not found"));
     }
+    const spans = ranges && multi && req.headers.range ? /^bytes=(\d+-\d+(,\d+-\d+)+)$/.exec(req.headers.range) : null;
+    if (spans) {
+      const boundary = "00000000000000000042";
+      const chunks = [];
+      for (const span of spans[1].split(",")) {
+        const [a, b] = span.split("-").map(Number);
+        const last = Math.min(b, data.length - 1);
+        chunks.push(Buffer.from(`\r\n--${boundary}\r\nContent-Type: application/octet-stream\r\nContent-Range: bytes ${a}-${last}/${data.length}\r\n\r\n`));
+        chunks.push(data.subarray(a, last + 1));
+      }
+      chunks.push(Buffer.from(`\r\n--${boundary}--\r\n`));
+      return send(206, { "Content-Type": `multipart/byteranges; boundary=${boundary}` }, Buffer.concat(chunks));
+    }
     const m = ranges && req.headers.range ? /^bytes=(\d+)-(\d*)$/.exec(req.headers.range) : null;
     if (m) {
       const a = Number(m[1]);
@@ -115,6 +130,26 @@ export function serveDir(root, { ranges = true, missing = [], onPost = null } = 
       resolve({ url: `http://127.0.0.1:${port}/`, log, server, close: () => new Promise((r) => { server.close(r); server.closeAllConnections(); }) });
     });
   });
+}
+
+/** A copy of table directory `dir` as `chomp site --pack` lays it out:
+ * manifest.json and tables.pack (every file the manifest lists, in its
+ * order). Returns the new directory and the `pack` option (site.json's). */
+export function packTables(dir) {
+  const out = mkdtempSync(join(tmpdir(), "chomp-js-pack-"));
+  const manifest = readFileSync(join(dir, "manifest.json"));
+  writeFileSync(join(out, "manifest.json"), manifest);
+  const files = {};
+  const parts = [];
+  let offset = 0;
+  for (const rel of Object.keys(JSON.parse(manifest.toString("utf8")).files)) {
+    const data = readFileSync(join(dir, rel));
+    files[rel] = [offset, data.length];
+    parts.push(data);
+    offset += data.length;
+  }
+  writeFileSync(join(out, "tables.pack"), Buffer.concat(parts));
+  return { dir: out, pack: { file: "tables.pack", files } };
 }
 
 // ------------------------------------------------------------------ damage

@@ -3,12 +3,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, statSync, writeFileSync, appendFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, writeFileSync, appendFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openTables } from "../chomp-tables.js";
-import { NEEDS_TABLES, TABLES, agree, copyTables, expected, findExecutable, removeDir, serveDir, tables } from "./helpers.mjs";
+import { NEEDS_TABLES, TABLES, agree, copyTables, expected, findExecutable, packTables, removeDir, serveDir, tables } from "./helpers.mjs";
 
 const bytesOf = (log, path) => log.filter((e) => e.path === path).reduce((a, e) => a + e.bytes, 0);
 
@@ -91,6 +91,66 @@ test("a server that ignores Range (200 with the whole file)", { skip: NEEDS_TABL
     assert.ok(srv.log.every((e) => e.status === 200));
   } finally {
     await srv.close();
+  }
+});
+
+test("a pack: a question's reads in a few requests of several ranges, the same answers", { skip: NEEDS_TABLES }, async () => {
+  for (const d of ["f3", "f3s"]) {
+    const { dir, pack } = packTables(tables(d));
+    const srv = await serveDir(dir, { multi: true });
+    try {
+      const cases = expected().cases.filter((c) => c.dir === d);
+      const { answered } = await agree(cases, () => openTables(srv.url, { pack }));
+      assert.ok(answered > 100, `${d}: ${answered} answered`);
+      assert.ok(srv.log.every((e) => e.path === "manifest.json" || (e.path === "tables.pack" && e.status === 206)), `${d}: only the pack, in ranges`);
+      // A 60-tile question looks up 59 levels: heads, pages and blocks in a few waves, not 3 requests a level.
+      // (40 tiles in the sharded directory.)
+      const t = await openTables(srv.url, { pack });
+      const before = t.stats().requests;
+      await t.query(d === "f3" ? "20 18 10 5 4 2 1" : "12 9 8 6 4 1");
+      const requests = t.stats().requests - before;
+      assert.ok(requests <= 8, `${d}: a cold question of 60 or 40 tiles took ${requests} requests`);
+      assert.ok(srv.log.some((e) => e.range && e.range.includes(",")), `${d}: several ranges a request`);
+    } finally {
+      await srv.close();
+      removeDir(dir);
+    }
+  }
+});
+
+test("a pack on a server that answers one range a request: the same answers", { skip: NEEDS_TABLES }, async () => {
+  const { dir, pack } = packTables(tables("f3"));
+  const srv = await serveDir(dir);
+  try {
+    const cases = expected().cases.filter((c) => c.dir === "f3").slice(0, 80);
+    const { answered } = await agree(cases, () => openTables(srv.url, { pack }));
+    assert.ok(answered > 30);
+    // The first request of several ranges got the whole pack (200); single ranges from then on.
+    const packed = srv.log.filter((e) => e.path === "tables.pack");
+    assert.ok(packed.filter((e) => e.status === 200).length <= cases.length, "whole-pack answers only until the reader learns");
+    assert.ok(packed.some((e) => e.status === 206 && !e.range.includes(",")));
+  } finally {
+    await srv.close();
+    removeDir(dir);
+  }
+});
+
+test("a damaged pack is refused naming the table", { skip: NEEDS_TABLES }, async () => {
+  const { dir, pack } = packTables(tables("f3"));
+  const srv = await serveDir(dir, { multi: true });
+  try {
+    const rel = "losses/L0012.cht";
+    const [offset, bytes] = pack.files[rel];
+    const data = readFileSync(join(dir, "tables.pack"));
+    data[offset + bytes - 1] ^= 0x40; // in the table's last block
+    writeFileSync(join(dir, "tables.pack"), data);
+    const t = await openTables(srv.url, { pack });
+    await assert.rejects(t.query("5 4 2 1"), (e) => e.name === "TableError" && e.message.startsWith(`${srv.url}${rel}: `));
+    const wrong = { ...pack, files: { ...pack.files, [rel]: [offset, bytes + 1] } };
+    await assert.rejects((await openTables(srv.url, { pack: wrong })).query("5 4 2 1"), { message: new RegExp(`${rel}: truncated or padded`) });
+  } finally {
+    await srv.close();
+    removeDir(dir);
   }
 });
 

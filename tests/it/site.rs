@@ -73,6 +73,35 @@ fn a_mirror_site_links_the_tables() {
 }
 
 #[test]
+fn a_packed_site_holds_every_table_at_its_offset() {
+    let tmp = TempDir::new().unwrap();
+    let site = tmp.path().join("site");
+    let out = chomp(&["site", "--tables", BOX, "--pack", "--out", site.to_str().unwrap(), "--quiet"]);
+    assert_ok(&out, "chomp site --pack");
+    let entry = &site_json(&site)["tables"][0];
+    assert_eq!(entry["pack"]["file"], "tables.pack");
+    let dir = site.join("tables/box-8x15");
+    let pack = fs::read(dir.join("tables.pack")).unwrap();
+    let manifest: Value = serde_json::from_slice(&fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let listed = manifest["files"].as_object().unwrap();
+    let packed = entry["pack"]["files"].as_object().unwrap();
+    assert_eq!(packed.len(), listed.len(), "every table of the manifest is packed");
+    let mut end = 0;
+    for (rel, at) in packed {
+        let (offset, bytes) = (at[0].as_u64().unwrap() as usize, at[1].as_u64().unwrap() as usize);
+        assert_eq!(offset, end, "{rel}: the tables follow each other");
+        assert_eq!(&pack[offset..offset + bytes], &fs::read(Path::new(BOX).join(rel)).unwrap()[..], "{rel}");
+        assert_eq!(sha256(&pack[offset..offset + bytes]), listed[rel]["sha256"].as_str().unwrap());
+        end = offset + bytes;
+    }
+    assert_eq!(end, pack.len());
+    assert_eq!(files(&dir).len(), 2, "the pack and the manifest, no copies beside them");
+    let both =
+        chomp(&["site", "--tables", BOX, "--pack", "--mirror", "https://example.org/", "--out", tmp.path().join("s2").to_str().unwrap()]);
+    assert!(!both.status.success(), "--pack with --mirror is refused");
+}
+
+#[test]
 fn a_damaged_table_leaves_no_site() {
     let tmp = TempDir::new().unwrap();
     let damaged = tmp.path().join("box-8x15");

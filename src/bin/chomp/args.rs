@@ -113,6 +113,11 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         /// Read the tables from this mirror (URL/NAME/manifest.json, ...) instead of copying them into the site.
         #[arg(long, value_name = "URL")]
         mirror: Option<String>,
+        /// Pack each table directory's tables into one file (tables/NAME/tables.pack, its index in site.json):
+        /// the page then asks a question's reads in a few requests of several ranges each. Needs a host that
+        /// answers multi-range requests (nginx and Apache do; others get one range a request).
+        #[arg(long, conflicts_with = "mirror")]
+        pack: bool,
         /// Replace SITE if it exists.
         #[arg(long)]
         force: bool,

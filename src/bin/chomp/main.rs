@@ -120,7 +120,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         }
         Command::Query { position, tables, json } => read::query(&position, &tables, json),
         Command::Convert { tables, out, quiet } => read::convert(&tables, &out, quiet),
-        Command::Site { tables, out, mirror, force, quiet } => site::site(&tables, &out, mirror.as_deref(), force, quiet),
+        Command::Site { tables, out, mirror, pack, force, quiet } => site::site(&tables, &out, mirror.as_deref(), pack, force, quiet),
         Command::Fetch { manifest, from, out, jobs, quiet } => read::fetch(&manifest, &from, &out, jobs as usize, quiet),
         Command::Ichomp { quadrants, tables, json } => read::ichomp(&quadrants, &tables, json),
         Command::Openings { tables, rows, cols, all, out } => read::openings(tables.as_deref(), rows.zip(cols), all, out.as_deref()),

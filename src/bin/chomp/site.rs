@@ -42,13 +42,13 @@ fn assets() -> Vec<(&'static str, String)> {
     ]
 }
 
-/// Copies `from` to `to` (a new file), checking its size and SHA-256
-/// against the manifest's entry; returns the bytes copied.
-fn copy_checked(m: &Manifest, dir: &Path, rel: &str, to: &Path) -> anyhow::Result<u64> {
+/// Copies table `rel` of `dir` to the end of `dst` (the file `to`),
+/// checking its size and SHA-256 against the manifest's entry; returns the
+/// bytes copied.
+fn copy_checked(m: &Manifest, dir: &Path, rel: &str, dst: &mut File, to: &Path) -> anyhow::Result<u64> {
     let from = dir.join(rel);
     let entry = &m.files[rel];
     let mut src = File::open(&from).with_context(|| from.display().to_string())?;
-    let mut dst = File::create(to).with_context(|| to.display().to_string())?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut len = 0u64;
@@ -61,7 +61,6 @@ fn copy_checked(m: &Manifest, dir: &Path, rel: &str, to: &Path) -> anyhow::Resul
         dst.write_all(&buf[..n]).with_context(|| to.display().to_string())?;
         len += n as u64;
     }
-    dst.sync_all().with_context(|| to.display().to_string())?;
     let sha: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
     if len != entry.bytes || sha != entry.sha256 {
         bail!("{}: differs from {}/manifest.json (a damaged table: run chomp verify)", from.display(), dir.display());
@@ -81,6 +80,9 @@ fn site_name(dir: &Path) -> anyhow::Result<String> {
     }
 }
 
+/// The name of a table directory's pack on the site (`--pack`).
+const PACK: &str = "tables.pack";
+
 /// A table directory going onto the site.
 struct Source {
     /// Its name on the site (its directory's name).
@@ -92,7 +94,7 @@ struct Source {
 }
 
 /// Writes the site (see the command's help).
-pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, force: bool, quiet: bool) -> anyhow::Result<ExitCode> {
+pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, pack: bool, force: bool, quiet: bool) -> anyhow::Result<ExitCode> {
     if out.exists() && !force {
         bail!("{} exists: choose another --out, or --force to replace it", out.display());
     }
@@ -122,7 +124,7 @@ pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, force: bool, qui
     }
     fs::create_dir_all(&staging).with_context(|| staging.display().to_string())?;
     // Nothing half-written stays behind: an error removes the staging directory.
-    let written = write_site(&staging, &sources, mirror.as_deref(), quiet);
+    let written = write_site(&staging, &sources, mirror.as_deref(), pack, quiet);
     let copied = match written {
         Ok(copied) => copied,
         Err(e) => {
@@ -148,22 +150,40 @@ pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, force: bool, qui
 }
 
 /// Writes the site's files into `staging`; returns the table bytes copied.
-fn write_site(staging: &Path, sources: &[Source], mirror: Option<&str>, quiet: bool) -> anyhow::Result<u64> {
+fn write_site(staging: &Path, sources: &[Source], mirror: Option<&str>, pack: bool, quiet: bool) -> anyhow::Result<u64> {
     for (name, text) in assets() {
         write_atomic(&staging.join(name), text.as_bytes())?;
     }
     let mut listed = Vec::new();
     let mut copied = 0u64;
     for Source { name, dir, manifest: m, manifest_bytes } in sources {
+        let mut packed = None;
         let url = match mirror {
             Some(base) => format!("{base}/{name}/"),
             None => {
                 let to = staging.join("tables").join(name);
                 let mut bytes = 0u64;
-                for rel in m.files.keys() {
-                    let target = to.join(rel);
-                    fs::create_dir_all(target.parent().expect("a file in a directory")).with_context(|| to.display().to_string())?;
-                    bytes += copy_checked(m, dir, rel, &target)?;
+                if pack {
+                    // One file of every table, in the manifest's order; where each lies goes into site.json.
+                    let target = to.join(PACK);
+                    fs::create_dir_all(&to).with_context(|| to.display().to_string())?;
+                    let mut dst = File::create(&target).with_context(|| target.display().to_string())?;
+                    let mut files = serde_json::Map::new();
+                    for rel in m.files.keys() {
+                        let len = copy_checked(m, dir, rel, &mut dst, &target)?;
+                        files.insert(rel.clone(), json!([bytes, len]));
+                        bytes += len;
+                    }
+                    dst.sync_all().with_context(|| target.display().to_string())?;
+                    packed = Some(json!({ "file": PACK, "files": files }));
+                } else {
+                    for rel in m.files.keys() {
+                        let target = to.join(rel);
+                        fs::create_dir_all(target.parent().expect("a file in a directory")).with_context(|| to.display().to_string())?;
+                        let mut dst = File::create(&target).with_context(|| target.display().to_string())?;
+                        bytes += copy_checked(m, dir, rel, &mut dst, &target)?;
+                        dst.sync_all().with_context(|| target.display().to_string())?;
+                    }
                 }
                 write_atomic(&to.join(MANIFEST), manifest_bytes)?;
                 if !quiet {
@@ -177,7 +197,7 @@ fn write_site(staging: &Path, sources: &[Source], mirror: Option<&str>, quiet: b
                 format!("tables/{name}/")
             }
         };
-        listed.push(json!({
+        let mut entry = json!({
             "name": name,
             "url": url,
             "manifest_sha256": sha256_hex(manifest_bytes),
@@ -187,7 +207,11 @@ fn write_site(staging: &Path, sources: &[Source], mirror: Option<&str>, quiet: b
             "tiles": m.universe.tiles,
             "levels_complete": m.levels_complete,
             "grundy_max_tiles": m.grundy_max_tiles.min(m.levels_complete),
-        }));
+        });
+        if let Some(p) = packed {
+            entry["pack"] = p;
+        }
+        listed.push(entry);
     }
     let config = serde_json::to_string_pretty(&json!({ "tables": listed })).expect("plain data") + "\n";
     write_atomic(&staging.join("site.json"), config.as_bytes())?;

@@ -21,7 +21,7 @@ const opened = new Map(); // name -> Promise of the opened tables
 function open(t) {
   if (!opened.has(t.name)) {
     const url = new URL(t.url, document.baseURI).href;
-    const p = openTables(url, { manifestSha256: t.manifest_sha256 });
+    const p = openTables(url, t.pack ? { manifestSha256: t.manifest_sha256, pack: t.pack } : { manifestSha256: t.manifest_sha256 });
     p.catch(() => opened.delete(t.name)); // a failed open is tried again next time
     opened.set(t.name, p);
   }
