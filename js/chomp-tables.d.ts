@@ -124,3 +124,7 @@ export class NotInTables extends QuestionError {}
 
 export const DEFAULT_CACHE_BYTES: number;
 export const DEFAULT_CONCURRENCY: number;
+/** Tables of at most this many bytes are read whole, in one request. */
+export const SMALL_TABLE_BYTES: number;
+/** Most ranges a packed site's reader asks in one request. */
+export const PACK_RANGES: number;

@@ -184,3 +184,11 @@ test("the module loads in a browser: no static Node import, fzstd by its bare na
   assert.ok(!/\brequire\(/.test(src));
   assert.match(src, /import\("node:fs\/promises"\)/);
 });
+
+test("the type declarations declare every export of the module", async () => {
+  const mod = await import("../chomp-tables.js");
+  const dts = readFileSync(join(JS, "chomp-tables.d.ts"), "utf8");
+  for (const name of Object.keys(mod).filter((n) => n !== "__testing")) {
+    assert.match(dts, new RegExp(`export (declare )?(const|class|function|interface) ${name}\\b`), `${name} is not declared in chomp-tables.d.ts`);
+  }
+});
