@@ -1601,14 +1601,20 @@ class PackSource {
   }
 }
 
+/** A Content-Range value `bytes FIRST-LAST/TOTAL` (TOTAL may be `*`, then null); null if it is not one. */
+function contentRange(value) {
+  const m = value === null ? null : /^bytes\s+(\d+)-(\d+)\/(\d+|\*)$/i.exec(value.trim());
+  return m && { first: Number(m[1]), last: Number(m[2]), total: m[3] === "*" ? null : Number(m[3]) };
+}
+
 /** The one part of a 206 answer to a range request: its span and bytes. */
 function singlePart(url, res, body) {
   const cr = res.headers.get("content-range");
-  const m = cr && /^bytes\s+(\d+)-(\d+)\/(\d+|\*)$/i.exec(cr.trim());
-  if (!m || Number(m[2]) - Number(m[1]) + 1 !== body.length) {
+  const span = contentRange(cr);
+  if (!span || span.last - span.first + 1 !== body.length) {
     throw new TableError(`${url}: a range answered with Content-Range ${JSON.stringify(cr)} and ${body.length} bytes`);
   }
-  return { first: Number(m[1]), last: Number(m[2]), data: body };
+  return { first: span.first, last: span.last, data: body };
 }
 
 /** The parts of a multipart/byteranges body (RFC 9110, section 14.6), read by their Content-Range lengths. */
@@ -1618,6 +1624,7 @@ function multipartParts(url, type, body) {
   const dash = new TextEncoder().encode(`--${bm[1] || bm[2]}`);
   const bad = (what) => new TableError(`${url}: malformed multipart/byteranges answer: ${what}`);
   const at = (i, bytes) => bytes.every((b, k) => body[i + k] === b);
+  const text = new TextDecoder();
   const parts = [];
   let i = 0;
   for (;;) {
@@ -1633,11 +1640,12 @@ function multipartParts(url, type, body) {
       let end = i;
       while (end < body.length && body[end] !== 10) end++;
       if (end >= body.length) throw bad("a part's headers do not end");
-      const line = new TextDecoder().decode(body.subarray(i, end)).replace(/\r$/, "");
+      const line = text.decode(body.subarray(i, end)).replace(/\r$/, "");
       i = end + 1;
       if (line === "" && first >= 0) break;
-      const m = /^content-range:\s*bytes\s+(\d+)-(\d+)\//i.exec(line);
-      if (m) [first, last] = [Number(m[1]), Number(m[2])];
+      const header = /^content-range:(.*)$/i.exec(line);
+      const span = header && contentRange(header[1]);
+      if (span) ({ first, last } = span);
     }
     const len = last - first + 1;
     if (!(len > 0) || i + len > body.length) throw bad("a part shorter than its Content-Range");
@@ -1716,11 +1724,11 @@ class HttpSource {
       let total = null;
       if (cr !== null) {
         // Readable on the same origin, or where the server exposes it (CORS).
-        const m = /^bytes\s+(\d+)-(\d+)\/(\d+|\*)$/i.exec(cr.trim());
-        if (!m || Number(m[1]) !== offset || Number(m[2]) > last) {
+        const span = contentRange(cr);
+        if (!span || span.first !== offset || span.last > last) {
           throw new TableError(`${this.path(rel)}: the server answered bytes ${offset}-${last} with Content-Range ${JSON.stringify(cr)}`);
         }
-        if (m[3] !== "*") total = Number(m[3]);
+        total = span.total;
       }
       const data = await this.body(rel, res);
       if (data.length > length) throw new TableError(`${this.path(rel)}: the server answered ${length} bytes at ${offset} with ${data.length}`);

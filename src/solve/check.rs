@@ -152,6 +152,8 @@ impl Checker {
         let whole = count == size;
         let (process, processes) = (comm.process(), comm.processes());
         let t = &tables;
+        // Once: a compact set counts its losses container by container.
+        let loss_count = losses.count();
         let found = (0..count)
             .into_par_iter()
             .filter(|i| i % processes as u64 == process as u64)
@@ -161,8 +163,8 @@ impl Checker {
                 } else {
                     // The same positions on every rerun, however the work is split.
                     let mut rng = SplitMix((n as u64) << 40 ^ i);
-                    if i % 2 == 1 && losses.count() > 0 {
-                        losses.nth_rank(rng.below(losses.count())).expect("a rank below the count")
+                    if i % 2 == 1 && loss_count > 0 {
+                        losses.nth_rank(rng.below(loss_count)).expect("a rank below the count")
                     } else {
                         rng.below(size)
                     }

@@ -84,15 +84,13 @@ impl Found {
         for bucket in 0..buckets.max(self.scattered.len()) {
             let chunks = self.scattered.get_mut(bucket).map(std::mem::take).unwrap_or_default();
             let (lo, hi) = ((bucket as u64) << 32, (bucket as u64 + 1) << 32);
-            let in_bucket =
-                |p: &RoaringTreemap| p.bitmaps().filter(|&(key, _)| u64::from(key) == bucket as u64).map(|(_, b)| b.len()).sum::<u64>();
-            let packed: u64 = self.packed.iter().map(in_bucket).sum();
+            let packed: u64 = self.packed.iter().filter_map(|p| in_bucket(p, bucket)).map(RoaringBitmap::len).sum();
             let mut values = Vec::with_capacity(chunks.iter().map(Vec::len).sum::<usize>() + packed as usize);
             for chunk in chunks {
                 values.extend_from_slice(&chunk);
             }
             for p in &mut self.packed {
-                values.extend(p.bitmaps().filter(|&(key, _)| u64::from(key) == bucket as u64).flat_map(|(_, b)| b.iter()));
+                values.extend(in_bucket(p, bucket).into_iter().flat_map(RoaringBitmap::iter));
                 p.remove_range(lo..hi);
             }
             self.packed.retain(|p| !p.is_empty());
@@ -104,6 +102,11 @@ impl Found {
         }
         RoaringTreemap::from_bitmaps(bitmaps)
     }
+}
+
+/// The bitmap of `set` in bucket `bucket` (its ranks `bucket << 32 ..`), if any.
+fn in_bucket(set: &RoaringTreemap, bucket: usize) -> Option<&RoaringBitmap> {
+    set.bitmaps().find(|&(key, _)| key as usize == bucket).map(|(_, bits)| bits)
 }
 
 #[cfg(test)]
