@@ -50,7 +50,7 @@ one, four = (json.load(open(f)) for f in sys.argv[1:])
 solo = one["processes"][0]["enumeration_steps"]
 procs = four["processes"]
 keys = ["process", "node", "marks", "enumeration_steps", "scanned", "evaluated", "lookups",
-        "compute_seconds", "wait_seconds", "cpu_seconds", "peak_kib"]
+        "compute_seconds", "compute_cpu_seconds", "wait_seconds", "cpu_seconds", "peak_kib"]
 assert len(procs) == 4 and all(all(k in p for k in keys) for p in procs), procs
 steps = [p["enumeration_steps"] for p in procs]
 marks = sum(p["marks"] for p in procs)

@@ -56,16 +56,21 @@ pub trait Comm: Sync {
 }
 
 /// A [`Comm`] that adds up the time its collectives take: the time a
-/// process waits for the others (and exchanges data with them).
+/// process waits for the others (and exchanges data with them), in wall
+/// seconds and in the CPU seconds the process spent meanwhile (an MPI
+/// library may poll while it waits).
 pub struct Timed<'a> {
     inner: &'a dyn Comm,
     nanos: std::sync::atomic::AtomicU64,
+    cpu_nanos: std::sync::atomic::AtomicU64,
+    cpu: fn() -> f64,
 }
 
 impl<'a> Timed<'a> {
-    /// Times the collectives of `inner`.
-    pub fn new(inner: &'a dyn Comm) -> Self {
-        Timed { inner, nanos: std::sync::atomic::AtomicU64::new(0) }
+    /// Times the collectives of `inner`; `cpu` reads the process's CPU
+    /// seconds so far.
+    pub fn new(inner: &'a dyn Comm, cpu: fn() -> f64) -> Self {
+        Timed { inner, nanos: Default::default(), cpu_nanos: Default::default(), cpu }
     }
 
     /// Seconds spent in collectives so far.
@@ -73,10 +78,17 @@ impl<'a> Timed<'a> {
         self.nanos.load(std::sync::atomic::Ordering::Relaxed) as f64 * 1e-9
     }
 
+    /// CPU seconds the process spent while in collectives so far.
+    pub fn cpu_seconds(&self) -> f64 {
+        self.cpu_nanos.load(std::sync::atomic::Ordering::Relaxed) as f64 * 1e-9
+    }
+
     fn time<T>(&self, f: impl FnOnce() -> T) -> T {
-        let t0 = std::time::Instant::now();
+        let (t0, c0) = (std::time::Instant::now(), (self.cpu)());
         let out = f();
+        let cpu = ((self.cpu)() - c0).max(0.0);
         self.nanos.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+        self.cpu_nanos.fetch_add((cpu * 1e9) as u64, std::sync::atomic::Ordering::Relaxed);
         out
     }
 }

@@ -114,6 +114,10 @@ pub struct ProcessWork {
     /// Seconds of the levels it spent working (sieve, Grundy values,
     /// tables, checks): the levels' wall time less `wait_seconds`.
     pub compute_seconds: f64,
+    /// CPU seconds (every thread) it spent in the levels outside
+    /// collectives: its work, whether or not it had a core to itself
+    /// (processes sharing cores stretch `compute_seconds`, not this).
+    pub compute_cpu_seconds: f64,
     /// Seconds of the levels it spent in collectives (waiting for the other
     /// processes, and exchanging losses and values).
     pub wait_seconds: f64,
@@ -147,6 +151,7 @@ impl ProcessWork {
             self.compute_seconds.to_bits(),
             self.wait_seconds.to_bits(),
             self.cpu_seconds.to_bits(),
+            self.compute_cpu_seconds.to_bits(),
         ]
         .iter()
         .flat_map(|v| v.to_le_bytes())
@@ -170,6 +175,7 @@ impl ProcessWork {
             compute_seconds: f64::from_bits(v[10]),
             wait_seconds: f64::from_bits(v[11]),
             cpu_seconds: f64::from_bits(v[12]),
+            compute_cpu_seconds: f64::from_bits(v[13]),
         }
     }
 }
@@ -191,6 +197,7 @@ mod tests {
             compute_seconds: 1.25,
             wait_seconds: 0.5,
             cpu_seconds: 2.75,
+            compute_cpu_seconds: 1.125,
             peak_kib: 19,
             rss_kib: 23,
             pss_kib: 29,

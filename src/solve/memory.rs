@@ -39,6 +39,17 @@ pub fn cpu_seconds() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// CPU time of this process so far (every thread), in seconds, at
+/// nanosecond resolution (`CLOCK_PROCESS_CPUTIME_ID`; 0 where unavailable).
+pub fn process_cpu_seconds() -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec for the call to write.
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) } != 0 {
+        return 0.0;
+    }
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
 /// Current resident set size of this process in KiB (0 where unavailable).
 pub fn current_rss_kib() -> u64 {
     proc_status_kib("VmRSS:")

@@ -416,16 +416,22 @@ impl Frontier {
         let size = ranking.size(n);
         let tasks = ranks.count().div_ceil(TASK_LOSSES).max(1);
         let width = size.div_ceil(tasks).max(1);
+        // Only the losses that may have a parent this process owns, each
+        // with the sizes of those parents.
+        let spans = ctx.loss_spans(n, dmin, dmax);
         let counts = on_worker(|| {
             (0..tasks)
                 .into_par_iter()
                 .fold(
                     || (Scratch::new(top), Vec::new()),
                     |(mut scratch, mut rows), task| {
-                        let start = (task * width).min(size);
-                        for r in ranks.ranks_in(start..(start + width).min(size)) {
-                            ranking.unrank_into(n, r, &mut rows);
-                            ctx.push_parents(&rows, n, r, dmin, dmax, &mut scratch);
+                        let (start, end) = ((task * width).min(size), ((task + 1) * width).min(size));
+                        let first = spans.partition_point(|s| s.0.end <= start);
+                        for (span, lo, hi) in spans[first..].iter().take_while(|s| s.0.start < end) {
+                            for r in ranks.ranks_in(span.start.max(start)..span.end.min(end)) {
+                                ranking.unrank_into(n, r, &mut rows);
+                                ctx.push_parents(&rows, n, r, *lo, *hi, &mut scratch);
+                            }
                         }
                         ctx.flush(&mut scratch.marker);
                         (scratch, rows)
@@ -616,6 +622,10 @@ struct Ctx<'a> {
     /// the top row first, so a parent whose top row lies outside is not
     /// owned ([`Ctx::top_row`] skips it).
     top_rows: Vec<(u32, u32)>,
+    /// By top row `v`, unless [`Ctx::whole`]: the first and the last level
+    /// (`(1, 0)`: none) whose owned top rows ([`Ctx::top_rows`]) include `v`;
+    /// no parent with top row `v` is owned outside them.
+    levels_of_top_row: Vec<(u32, u32)>,
     /// Every held level is held whole (one process): no parent needs the
     /// test of ownership, and the marks of a top row's loop are counted at
     /// once ([`Scratch::diff`]).
@@ -835,6 +845,7 @@ pub(crate) fn prefetch(word: &AtomicU64) {
 }
 
 /// A run of rows of equal length `b > 0` of a loss, whose parents grow them.
+#[derive(Clone, Copy)]
 struct Run<'p> {
     /// First row of the run.
     a: u32,
@@ -932,8 +943,20 @@ impl<'a> Ctx<'a> {
                 .map(|(n, o)| if o.len == 0 { (1, 0) } else { (top_row(n as u32, o.base), top_row(n as u32, o.base + o.len - 1)) })
                 .collect()
         };
+        let mut levels_of_top_row = Vec::new();
+        for (m, &(first, last)) in top_rows.iter().enumerate() {
+            let m = m as u32;
+            if levels_of_top_row.len() <= last as usize {
+                levels_of_top_row.resize(last as usize + 1, (1, 0));
+            }
+            for v in first..=last {
+                let e = &mut levels_of_top_row[v as usize];
+                *e = if e.0 > e.1 { (m, m) } else { (e.0.min(m), e.1.max(m)) };
+            }
+        }
         Ctx {
             top_rows,
+            levels_of_top_row,
             whole,
             workers,
             bound,
@@ -946,6 +969,49 @@ impl<'a> Ctx<'a> {
             by_suffix,
             views,
         }
+    }
+
+    /// The losses of level `n` that may have a parent this process owns
+    /// with `n + dmin ..= n + dmax` tiles: rank ranges of level `n` (top
+    /// rows, in order), each with the sizes `d` of the parents to push.
+    /// A parent of a loss with top row `c` keeps that top row (every corner
+    /// below the top run) or grows it by `1 ..= d` (the top run's corner),
+    /// and this process owns no parent whose top row lies outside
+    /// [`Ctx::top_rows`] at its level. One range of every size when every
+    /// level is held whole.
+    fn loss_spans(&self, n: u32, dmin: u32, dmax: u32) -> Vec<(std::ops::Range<u64>, u32, u32)> {
+        let size = self.ranking.size(n);
+        if self.whole {
+            return vec![(0..size, dmin, dmax)];
+        }
+        let mut spans = Vec::new();
+        let mut start = 0;
+        for c in 1..=n.min(self.ranking.max_part()) {
+            let len = split::prefix_size(self.ranking, n, &[c as u8]);
+            let range = start..start + len;
+            start += len;
+            // A loss with top row `c` has at least ⌈n / c⌉ rows, and so
+            // has each of its parents. In a symmetric universe only
+            // canonical parents are marked (no more rows than the top row
+            // is long): one that keeps the top row needs c ≥ ⌈(n + d) / c⌉
+            // (c² ≥ n + d), one that grows it a top row of at least ⌈n / c⌉.
+            let grow_min = if self.sym { n.div_ceil(c) } else { 0 };
+            let owns = |d: u32| {
+                let (first, last) = self.top_rows[(n + d) as usize];
+                let keeps = (first..=last).contains(&c) && (!self.sym || c * c >= n + d);
+                let grown = ((c + 1).max(grow_min).max(first), (c + d).min(self.max_cols).min(last));
+                keeps || grown.0 <= grown.1
+            };
+            if len == 0 {
+                continue;
+            }
+            if let Some(lo) = (dmin..=dmax).find(|&d| owns(d)) {
+                let hi = (lo..=dmax).rev().find(|&d| owns(d)).unwrap_or(lo);
+                spans.push((range, lo, hi));
+            }
+        }
+        debug_assert_eq!(start, size, "the top rows tile the level");
+        spans
     }
 
     /// Writes the marks `marker` holds and counts the parents it enumerated.
@@ -1085,7 +1151,7 @@ impl<'a> Ctx<'a> {
                 let i = a + j;
                 acc += rk.contribution(suf[i as usize], i, b);
             }
-            if canonical_ok && first_min <= w {
+            if canonical_ok && first_min <= w.min(dmax) {
                 let pre = if a == 0 { &zeros[..] } else { &pre[..] };
                 let run = Run { a, b, t, w, first_min, suffix_below: suf[(a + t) as usize], lt, dmin, dmax, pre };
                 // Rows below the run keep their contribution to rank(L).
@@ -1094,11 +1160,15 @@ impl<'a> Ctx<'a> {
                 // then depend on their lengths and suffixes only), has far fewer
                 // growths by columns than by rows.
                 let by_columns = a > 0 && t > w && self.by_suffix.planes == 1 && !Self::many(&run, t - 1, 0, 0);
-                match (by_columns, self.whole) {
-                    (true, true) => self.columns::<true>(&run, 0, t, run.suffix_below, below, 0, marker, diff),
-                    (true, false) => self.columns::<false>(&run, 0, t, run.suffix_below, below, 0, marker, counts),
-                    (false, true) => self.up_par::<true>(&run, t - 1, 0, 0, below, marker, diff),
-                    (false, false) => self.up_par::<false>(&run, t - 1, 0, 0, below, marker, counts),
+                if a == 0 && !self.whole {
+                    self.top_run_owned(&run, below, marker, counts);
+                } else {
+                    match (by_columns, self.whole) {
+                        (true, true) => self.columns::<true>(&run, 0, t, run.suffix_below, below, 0, marker, diff),
+                        (true, false) => self.columns::<false>(&run, 0, t, run.suffix_below, below, 0, marker, counts),
+                        (false, true) => self.up_par::<true>(&run, t - 1, 0, 0, below, marker, diff),
+                        (false, false) => self.up_par::<false>(&run, t - 1, 0, 0, below, marker, counts),
+                    }
                 }
             }
             if tall && a == 0 {
@@ -1179,6 +1249,30 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The growths of the top run (`a = 0`) when this process owns part of
+    /// the levels. A parent that grows its top row by `g` has top row
+    /// `b + g` and `g ..= t·g` more tiles (no other row of the run grows
+    /// more than `g`); it may be owned only at a level whose owned top rows
+    /// include `b + g` ([`Ctx::levels_of_top_row`]). The growths `g` and
+    /// sizes that pass bound the enumeration: the rows below the top are
+    /// not grown for parents all outside this process's ranks.
+    fn top_run_owned(&self, r: &Run<'_>, below: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
+        let (mut g0, mut g1, mut dmin, mut dmax) = (u32::MAX, 0, u32::MAX, 0);
+        for g in r.first_min.max(1)..=r.w.min(r.dmax) {
+            let Some(&(first, last)) = self.levels_of_top_row.get((r.b + g) as usize) else { break };
+            // Sizes of the parents with this growth at the levels that own their top row.
+            let lo = r.dmin.max(g).max(first.saturating_sub(r.lt));
+            let hi = r.dmax.min(r.t * g).min(last.saturating_sub(r.lt));
+            if first <= last && lo <= hi {
+                (g0, g1, dmin, dmax) = (g0.min(g), g, dmin.min(lo), dmax.max(hi));
+            }
+        }
+        if g0 <= g1 {
+            let run = Run { w: g1, first_min: g0, dmin, dmax, ..*r };
+            self.up_par::<false>(&run, r.t - 1, 0, 0, below, marker, counts);
+        }
+    }
+
     /// Enumerates the growths `μ` of the rows of a run (`b > 0`) of every size
     /// `dmin ..= dmax` at once: rows `j ..= 1` of the run are chosen bottom up
     /// (their suffix, hence their contribution, is known then: it does not
@@ -1207,12 +1301,14 @@ impl<'a> Ctx<'a> {
     /// The growths `lo..=hi` of row `j > 0` of a run in [`Ctx::up`] (rows
     /// below it grew `sum` in all, the row below `low`), and the row's
     /// suffix less its growth; `None` when there are none. Rows `0 ..= j`
-    /// all grow by at least `m`; rows above `j` by at most `w` each, and the
+    /// all grow by at least `m`, and the run's first row by at least
+    /// `first_min` as well; rows above `j` by at most `w` each, and the
     /// parent must reach the first level held (the levels below it are
     /// decided when an epoch or window opens).
     #[inline(always)]
     fn growths(r: &Run<'_>, j: u32, sum: u32, low: u32) -> Option<(u32, u32, u32)> {
-        let hi = r.w.min((r.dmax - sum) / (j + 1));
+        let room = (r.dmax - sum).checked_sub(r.first_min)?;
+        let hi = r.w.min((r.dmax - sum) / (j + 1)).min(room / j);
         let lo = low.max(r.dmin.saturating_sub(sum.saturating_add(j.saturating_mul(r.w))));
         (lo <= hi).then_some((lo, hi, r.suffix_below + (r.t - j) * r.b + sum))
     }
@@ -1522,8 +1618,9 @@ mod tests {
                 (0..=top).map(|n| (0..ranking.size(n)).map(|r| ranking.unrank(n, r).unwrap()).collect()).collect();
             // Shares: every level whole; the second half of every level; or
             // (as a process sees the small levels of a box late in a run)
-            // odd levels whole and nothing of the even ones.
-            for split in [0, 1, 2] {
+            // odd levels whole and nothing of the even ones; the second or
+            // the last quarter of every level.
+            for split in [0, 1, 2, 3, 4] {
                 for n in 1..top {
                     for (lrank, l) in positions[n as usize].iter().enumerate() {
                         // The shares: the first or the second half of every level.
@@ -1534,6 +1631,8 @@ mod tests {
                             let (b, len) = match split {
                                 0 => (0, size),
                                 1 => (size / 2, size - size / 2),
+                                3 => (size / 4, size / 2 - size / 4),
+                                4 => (size - size / 4, size / 4),
                                 _ => {
                                     if m % 2 == 1 {
                                         (0, size)
@@ -1549,8 +1648,13 @@ mod tests {
                         let whole =
                             (n + 1..=top).all(|m| base[m as usize] == 0 && marks[m as usize].as_ref().unwrap().len() == ranking.size(m));
                         assert_eq!(ctx.whole, whole, "{u:?} split {split}");
+                        // Pushed as `push_decided` pushes it: only if a span of
+                        // losses holds it, with that span's sizes.
+                        let spans = ctx.loss_spans(n, 1, top - n);
                         let mut scratch = Scratch::new(top);
-                        ctx.push_parents(l.rows(), n, lrank as u64, 1, top - n, &mut scratch);
+                        if let Some((_, lo, hi)) = spans.iter().find(|s| s.0.contains(&(lrank as u64))) {
+                            ctx.push_parents(l.rows(), n, lrank as u64, *lo, *hi, &mut scratch);
+                        }
                         scratch.marker.flush();
                         let mut got = BTreeSet::new();
                         for m in n + 1..=top {
@@ -1568,6 +1672,7 @@ mod tests {
                             .filter(|(m, r, p)| {
                                 (!u.is_symmetric() || p.height() <= p.width())
                                     && *r >= base[*m as usize]
+                                    && *r < base[*m as usize] + marks[*m as usize].as_ref().unwrap().len()
                                     && p.moves().iter().any(|(_, child)| child == l)
                             })
                             .map(|(m, r, _)| (m, r))

@@ -473,9 +473,11 @@ fn report_json_lists_the_levels_and_the_process() {
     let marks: u64 = levels.iter().map(|l| l["marks"].as_u64().unwrap()).sum();
     assert_eq!(p["marks"].as_u64().unwrap(), marks);
     assert!(p["enumeration_steps"].as_u64().unwrap() >= marks);
-    for key in ["compute_seconds", "wait_seconds", "cpu_seconds"] {
+    for key in ["compute_seconds", "compute_cpu_seconds", "wait_seconds", "cpu_seconds"] {
         assert!(p[key].as_f64().unwrap() >= 0.0, "{key}");
     }
+    // The work's CPU time is part of the process's.
+    assert!(p["compute_cpu_seconds"].as_f64().unwrap() <= p["cpu_seconds"].as_f64().unwrap() + 0.05);
     assert_no_tmp_files(tmp.path());
 }
 

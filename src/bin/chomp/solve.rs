@@ -226,7 +226,7 @@ fn print_event(e: &Event) {
         Event::Processes(work) if work.len() > 1 => {
             for w in work {
                 progress!(
-                    "process {} (node {}): {} marks pushed, {} parents enumerated, {} positions scanned, {} Grundy values computed, {} child look-ups, {:.1} s working, {:.1} s in collectives, {:.1} s CPU, peak memory {} MiB; at the end {} MiB resident, {} MiB its share",
+                    "process {} (node {}): {} marks pushed, {} parents enumerated, {} positions scanned, {} Grundy values computed, {} child look-ups, {:.1} s working ({:.1} s of CPU), {:.1} s in collectives, {:.1} s CPU, peak memory {} MiB; at the end {} MiB resident, {} MiB its share",
                     w.process,
                     w.node,
                     w.marks,
@@ -235,6 +235,7 @@ fn print_event(e: &Event) {
                     w.evaluated,
                     w.lookups,
                     w.compute_seconds,
+                    w.compute_cpu_seconds,
                     w.wait_seconds,
                     w.cpu_seconds,
                     w.peak_kib / 1024,
