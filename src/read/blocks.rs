@@ -106,20 +106,13 @@ enum Unit {
 }
 
 impl Unit {
-    /// What the entry costs the process: its decoded data, a seventh more
-    /// for the allocator (size classes and the pages it keeps), and a
-    /// fixed allowance for the entry itself. Measured with `chomp serve`
-    /// over the Grundy-to-120 and losses-to-140 tables: with the data
-    /// counted alone, the server's resident memory reached the bound plus
-    /// 153 MiB; with the seventh, the bound plus 75 MiB
-    /// (`docs/performance.md`).
     fn bytes(&self) -> usize {
-        let data = match self {
+        // The decoded data and a fixed allowance for the entry itself.
+        64 + match self {
             Unit::Page(p) => p.len() * std::mem::size_of::<BlockEntry>(),
             Unit::Losses(l) => l.len() * 2,
             Unit::Values(v) => v.len(),
-        };
-        64 + data + data / 7
+        }
     }
 }
 

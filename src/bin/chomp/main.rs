@@ -21,13 +21,6 @@ macro_rules! print {
     ($($arg:tt)*) => { $crate::out::write(format_args!($($arg)*)) };
 }
 
-/// mimalloc instead of the system allocator: the server allocates and
-/// frees a position, a move list and a decoded block per question from
-/// several threads, where glibc's arenas spent a tenth of its time
-/// (`docs/performance.md`).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod out {
     use std::io::Write;
 
