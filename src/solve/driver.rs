@@ -190,11 +190,11 @@ fn run_levels(
     on_event: &mut impl FnMut(&Event),
 ) -> Result<(), JobError> {
     // The time spent in collectives, for the end-of-run report.
-    let timed = crate::cluster::Timed::new(comm, super::memory::process_cpu_seconds);
+    let timed = crate::cluster::Timed::new(comm, super::memory::cpu_seconds);
     let comm: &dyn Comm = &timed;
     let mut run = Levels::start(Ctx { plan, ranking, dir, work, comm, opts, hold }, manifest, on_event)?;
     let (levels_started, waited_before) = (Instant::now(), timed.seconds());
-    let (cpu_before, cpu_waited_before) = (super::memory::process_cpu_seconds(), timed.cpu_seconds());
+    let (cpu_before, cpu_waited_before) = (super::memory::cpu_seconds(), timed.cpu_seconds());
     for n in manifest.levels_complete + 1..=run.top {
         run.level(n, manifest, on_event)?;
     }
@@ -206,7 +206,7 @@ fn run_levels(
     mine.wait_seconds = timed.seconds() - waited_before;
     mine.compute_seconds = levels_started.elapsed().as_secs_f64() - mine.wait_seconds;
     let cpu_waited = timed.cpu_seconds() - cpu_waited_before;
-    mine.compute_cpu_seconds = (super::memory::process_cpu_seconds() - cpu_before - cpu_waited).max(0.0);
+    mine.compute_cpu_seconds = (super::memory::cpu_seconds() - cpu_before - cpu_waited).max(0.0);
     mine.cpu_seconds = super::memory::cpu_seconds();
     // Resident memory while every level's values are still mapped.
     (mine.rss_kib, mine.pss_kib) = resident_kib();

@@ -26,22 +26,9 @@ pub fn peak_rss_kib() -> u64 {
 }
 
 /// CPU time of this process so far (user and system, every thread), in
-/// seconds, from /proc (0 where unavailable).
+/// seconds, at nanosecond resolution (`CLOCK_PROCESS_CPUTIME_ID`; 0 where
+/// unavailable).
 pub fn cpu_seconds() -> f64 {
-    // Fields 14 and 15 of /proc/self/stat (after the command in parentheses),
-    // in clock ticks: USER_HZ, 100 on Linux.
-    fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            let mut f = s.rsplit_once(')')?.1.split_whitespace().skip(11);
-            Some((f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?) as f64 / 100.0)
-        })
-        .unwrap_or(0.0)
-}
-
-/// CPU time of this process so far (every thread), in seconds, at
-/// nanosecond resolution (`CLOCK_PROCESS_CPUTIME_ID`; 0 where unavailable).
-pub fn process_cpu_seconds() -> f64 {
     let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `t` is a valid timespec for the call to write.
     if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) } != 0 {

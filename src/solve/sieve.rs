@@ -990,6 +990,9 @@ impl<'a> Ctx<'a> {
             let len = split::prefix_size(self.ranking, n, &[c as u8]);
             let range = start..start + len;
             start += len;
+            if len == 0 {
+                continue;
+            }
             // A loss with top row `c` has at least ⌈n / c⌉ rows, and so
             // has each of its parents. In a symmetric universe only
             // canonical parents are marked (no more rows than the top row
@@ -1002,9 +1005,6 @@ impl<'a> Ctx<'a> {
                 let grown = ((c + 1).max(grow_min).max(first), (c + d).min(self.max_cols).min(last));
                 keeps || grown.0 <= grown.1
             };
-            if len == 0 {
-                continue;
-            }
             if let Some(lo) = (dmin..=dmax).find(|&d| owns(d)) {
                 let hi = (lo..=dmax).rev().find(|&d| owns(d)).unwrap_or(lo);
                 spans.push((range, lo, hi));
