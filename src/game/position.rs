@@ -134,13 +134,7 @@ impl Position {
             return None;
         }
         let mut rows = Vec::with_capacity(self.rows.len());
-        for (i, &len) in self.rows.iter().enumerate() {
-            let len = if i as u32 >= row { len.min(col as u8) } else { len };
-            if len == 0 {
-                break;
-            }
-            rows.push(len);
-        }
+        child_rows_into(&self.rows, row, col, &mut rows);
         Some(Position { rows })
     }
 
@@ -155,6 +149,20 @@ impl Position {
             }
         }
         out
+    }
+}
+
+/// Writes into `out` (cleared first) the rows left by biting valid rows
+/// `rows` at `(row, col)`, a cell of the diagram: rows from `row` down keep
+/// at most `col` tiles, and empty rows go.
+pub fn child_rows_into(rows: &[u8], row: u32, col: u32, out: &mut Vec<u8>) {
+    out.clear();
+    for (i, &len) in rows.iter().enumerate() {
+        let len = if i as u32 >= row { len.min(col as u8) } else { len };
+        if len == 0 {
+            break;
+        }
+        out.push(len);
     }
 }
 

@@ -97,7 +97,15 @@ impl Universe {
 
     /// Whether a position belongs to the universe.
     pub fn contains(&self, p: &Position) -> bool {
-        self.rows.is_none_or(|r| p.height() <= r) && self.cols.is_none_or(|c| p.width() <= c) && p.tiles() <= self.max_tiles()
+        self.contains_rows(p.rows())
+    }
+
+    /// Whether the position of valid rows `rows` (top row first) belongs to the universe.
+    pub fn contains_rows(&self, rows: &[u8]) -> bool {
+        let tiles: u32 = rows.iter().map(|&r| r as u32).sum();
+        self.rows.is_none_or(|r| rows.len() as u32 <= r)
+            && self.cols.is_none_or(|c| rows.first().map_or(0, |&w| w as u32) <= c)
+            && tiles <= self.max_tiles()
     }
 
     /// Its bounds in words, e.g. `at most 8 rows and 15 columns` or

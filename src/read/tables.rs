@@ -1,8 +1,9 @@
 //! Probing a table directory: outcome, Grundy value, winning moves and all
 //! moves of a position, read lazily from the published tables.
 
-use super::answer::{Answer, MoveInfo, Outcome};
+use super::answer::{write_answer_json, Answer, Checked, Move, MoveInfo, Outcome};
 use super::blocks::{BlockReader, DEFAULT_CACHE_BYTES};
+use crate::game::position::{child_rows_into, conjugate_rows_into};
 use crate::game::Position;
 use crate::index::Ranking;
 use crate::store::{GrundyTable, Kind, LossSet, Manifest, ManifestError, TableDir, TableError};
@@ -206,15 +207,29 @@ impl Tables {
     /// transpose is inside (15 rows of the 8×15 box) is found by its
     /// transpose, which has the same outcome and value.
     fn locate(&self, p: &Position) -> Result<(u32, u64), ProbeError> {
-        let rank = self.ranking.rank(p).or_else(|| self.ranking.rank(&p.conjugate())).ok_or_else(|| {
-            let plural = |n: u32, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-            ProbeError::Outside {
-                position: p.to_string(),
-                size: format!("{}, {}, {}", plural(p.height(), "row"), plural(p.width(), "column"), plural(p.tiles(), "tile")),
-                universe: self.manifest.universe.bounds(),
+        self.locate_rows(p.rows(), &mut Vec::new())
+    }
+
+    /// [`Tables::locate`] of the position of valid rows `rows`, with `buf`
+    /// for its transpose: what ranks a child without making a [`Position`].
+    fn locate_rows(&self, rows: &[u8], buf: &mut Vec<u8>) -> Result<(u32, u64), ProbeError> {
+        let universe = &self.manifest.universe;
+        let rank = if universe.contains_rows(rows) {
+            self.ranking.rank_rows(rows)
+        } else {
+            conjugate_rows_into(rows, buf);
+            if !universe.contains_rows(buf) {
+                let p = Position::from_valid_rows(rows);
+                let plural = |n: u32, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+                return Err(ProbeError::Outside {
+                    position: p.to_string(),
+                    size: format!("{}, {}, {}", plural(p.height(), "row"), plural(p.width(), "column"), plural(p.tiles(), "tile")),
+                    universe: universe.bounds(),
+                });
             }
-        })?;
-        let tiles = p.tiles();
+            self.ranking.rank_rows(buf)
+        };
+        let tiles = rows.iter().map(|&r| r as u32).sum();
         if tiles > self.manifest.levels_complete {
             return Err(ProbeError::MissingLevel { tiles, complete: self.manifest.levels_complete });
         }
@@ -324,13 +339,13 @@ impl Tables {
     /// children: a loss has no losing child, a win has one, a Grundy value
     /// is the mex of the children's and is 0 exactly for losses. A
     /// contradiction means damaged tables (`FORMAT.md` section 10).
-    fn check_rules(&self, p: &Position, outcome: Outcome, grundy: Option<u8>, moves: &[MoveInfo]) -> Result<(), ProbeError> {
+    fn check_rules(&self, p: &Position, a: &Checked) -> Result<(), ProbeError> {
         let fail = |what: String| ProbeError::Contradiction { dir: self.dir.path().display().to_string(), what };
         // The tables are named only when something fails: this runs for every answer.
         let losses = |p: &Position| self.table_of(Kind::Losses, p);
         let values = |p: &Position| self.table_of(Kind::Grundy, p);
-        let child = |m: &MoveInfo| Position::from_valid_rows(&m.position);
-        match (outcome, moves.iter().find(|m| m.outcome == Outcome::Loss)) {
+        let child = |m: &Move| p.child(m.cell[0], m.cell[1]).expect("a move is a cell of the position");
+        match (a.outcome, a.moves.iter().find(|m| m.outcome == Outcome::Loss)) {
             (Outcome::Loss, Some(m)) => {
                 let c = child(m);
                 return Err(fail(format!(
@@ -346,17 +361,17 @@ impl Tables {
             }
             _ => {}
         }
-        if let Some(g) = grundy {
-            if (g == 0) != (outcome == Outcome::Loss) {
+        if let Some(g) = a.grundy {
+            if (g == 0) != (a.outcome == Outcome::Loss) {
                 return Err(fail(format!(
                     "position {p} has Grundy value {g} in {} but is a {} in {}",
                     values(p),
-                    outcome.as_str(),
+                    a.outcome.as_str(),
                     losses(p)
                 )));
             }
             let mut seen = [false; 257];
-            for m in moves {
+            for m in &a.moves {
                 match m.grundy {
                     Some(v) => seen[v as usize] = true,
                     None => return Err(fail(format!("position {p} has a Grundy value in {}, a child of it none", values(p)))),
@@ -367,7 +382,7 @@ impl Tables {
                 return Err(fail(format!("position {p} has Grundy value {g} in {}, the mex of its children's values is {mex}", values(p))));
             }
         }
-        for m in moves {
+        for m in &a.moves {
             if let Some(v) = m.grundy.filter(|&v| (v == 0) != (m.outcome == Outcome::Loss)) {
                 let c = child(m);
                 return Err(fail(format!(
@@ -382,29 +397,35 @@ impl Tables {
     }
 
     /// Outcome, value and every move (best first) of `p`, checked against
-    /// each other ([`Tables::check_rules`]).
-    pub(super) fn checked(&self, p: &Position) -> Result<(Outcome, Option<u8>, Vec<MoveInfo>), ProbeError> {
+    /// each other ([`Tables::check_rules`]). Children are ranked from their
+    /// rows in one buffer: a [`Position`] each would be an allocation per
+    /// move, and the allocator was a tenth of a server's answer.
+    pub(super) fn checked(&self, p: &Position) -> Result<Checked, ProbeError> {
         let (tiles, rank) = self.locate(p)?;
         let outcome = self.outcome_at(tiles, rank)?;
         let grundy = self.grundy_value(tiles, rank)?;
-        let children = p.moves();
-        let mut moves = Vec::with_capacity(children.len());
-        for ((r, c), child) in children {
-            // Each child is ranked once, for its outcome and its value.
-            let (tiles, rank) = self.locate(&child)?;
-            moves.push(MoveInfo {
-                cell: [r, c],
-                outcome: self.outcome_at(tiles, rank)?,
-                grundy: self.grundy_value(tiles, rank)?,
-                position: child.into_rows(),
-            });
+        let rows = p.rows();
+        let (mut child, mut buf) = (Vec::with_capacity(rows.len()), Vec::new());
+        let mut moves = Vec::with_capacity(tiles as usize - 1);
+        for (r, &len) in rows.iter().enumerate() {
+            for c in (if r == 0 { 1 } else { 0 })..len as u32 {
+                // Each child is ranked once, for its outcome and its value.
+                child_rows_into(rows, r as u32, c, &mut child);
+                let (tiles, rank) = self.locate_rows(&child, &mut buf)?;
+                moves.push(Move {
+                    cell: [r as u32, c],
+                    tiles,
+                    outcome: self.outcome_at(tiles, rank)?,
+                    grundy: self.grundy_value(tiles, rank)?,
+                });
+            }
         }
-        self.check_rules(p, outcome, grundy, &moves)?;
+        let checked = Checked { outcome, grundy, moves };
+        self.check_rules(p, &checked)?;
+        let mut checked = checked;
         // A move to a loss wins; a larger remaining position gives the opponent more to err in.
-        moves.sort_by_cached_key(|m| {
-            (m.outcome != Outcome::Loss, std::cmp::Reverse(m.position.iter().map(|&x| x as u32).sum::<u32>()), m.cell)
-        });
-        Ok((outcome, grundy, moves))
+        checked.moves.sort_unstable_by_key(|m| (m.outcome != Outcome::Loss, std::cmp::Reverse(m.tiles), m.cell));
+        Ok(checked)
     }
 
     /// Misère Grundy value, or `None` where the tables hold none for this level.
@@ -425,7 +446,7 @@ impl Tables {
     /// [`ProbeError`] for positions outside the tables and damaged tables
     /// ([`ProbeError::Contradiction`] when they contradict the game).
     pub fn moves(&self, p: &Position) -> Result<Vec<MoveInfo>, ProbeError> {
-        Ok(self.checked(p)?.2)
+        Ok(self.checked(p)?.moves.iter().map(|m| m.info(p)).collect())
     }
 
     /// The winning moves (moves to a loss), row-major.
@@ -444,18 +465,28 @@ impl Tables {
     /// # Errors
     /// [`ProbeError`] for positions outside the tables and damaged tables.
     pub fn answer(&self, p: &Position) -> Result<Answer, ProbeError> {
-        let (outcome, grundy, moves) = self.checked(p)?;
-        let mut winning_moves: Vec<[u32; 2]> = moves.iter().filter(|m| m.outcome == Outcome::Loss).map(|m| m.cell).collect();
-        winning_moves.sort();
+        let a = self.checked(p)?;
         Ok(Answer {
             position: p.rows().to_vec(),
             tiles: p.tiles(),
-            outcome,
-            grundy,
-            grundy_normal: grundy.map(|g| g as u32 + 1),
-            winning_moves,
-            moves,
+            outcome: a.outcome,
+            grundy: a.grundy,
+            grundy_normal: a.grundy.map(|g| g as u32 + 1),
+            winning_moves: a.winning_moves(),
+            moves: a.moves.iter().map(|m| m.info(p)).collect(),
         })
+    }
+
+    /// [`Tables::answer`] as JSON, appended to `out`: the bytes
+    /// `serde_json::to_vec(&answer)` gives, written without building the
+    /// answer's positions (what `chomp serve` sends).
+    ///
+    /// # Errors
+    /// [`ProbeError`] for positions outside the tables and damaged tables.
+    pub fn answer_json(&self, p: &Position, out: &mut Vec<u8>) -> Result<(), ProbeError> {
+        let a = self.checked(p)?;
+        write_answer_json(p, &a, out);
+        Ok(())
     }
 }
 

@@ -281,7 +281,8 @@ pub(crate) fn check_position(t: &Tables, p: &Position, rank: u64, sym: bool) -> 
     }
     // The rules of the game (a loss has no losing child, a win has one, a
     // value is the mex of its children's): the checks every answer makes.
-    let (outcome, grundy, _) = t.checked(p).map_err(e)?;
+    let a = t.checked(p).map_err(e)?;
+    let (outcome, grundy) = (a.outcome, a.grundy);
     if sym {
         let c = p.conjugate();
         if t.outcome(&c).map_err(e)? != outcome || t.grundy(&c).map_err(e)? != grundy {

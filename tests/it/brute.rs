@@ -48,6 +48,30 @@ fn compare_universe(universe: Universe, grundy_max_tiles: u32, brute: &mut Brute
                 histogram.resize(g as usize + 1, 0);
             }
             histogram[g as usize] += 1;
+            // Every move with its child, outcome and value, against the move
+            // definition; best first; the server's JSON is serde's.
+            let a = t.answer(&p).unwrap();
+            let mut got: Vec<([u32; 2], Rows, bool, Option<u8>)> = a
+                .moves
+                .iter()
+                .map(|m| (m.cell, m.position.iter().map(|&x| x as u32).collect(), m.outcome == Outcome::Loss, m.grundy))
+                .collect();
+            let key = |m: &([u32; 2], Rows, bool, Option<u8>)| (!m.2, std::cmp::Reverse(tiles(&m.1)), m.0);
+            assert!(got.windows(2).all(|w| key(&w[0]) < key(&w[1])), "{universe:?}: moves of {p} not best first");
+            got.sort();
+            let mut want: Vec<([u32; 2], Rows, bool, Option<u8>)> = children(rows)
+                .into_iter()
+                .map(|((r, c), child)| {
+                    let (l, g) = brute.eval(&child);
+                    let value = (tiles(&child) <= grundy_max_tiles).then_some(g as u8);
+                    ([r, c], child, l, value)
+                })
+                .collect();
+            want.sort();
+            assert_eq!(got, want, "{universe:?}: moves of {p}");
+            let mut json = Vec::new();
+            t.answer_json(&p, &mut json).unwrap();
+            assert_eq!(String::from_utf8(json).unwrap(), serde_json::to_string(&a).unwrap(), "{universe:?}: JSON of {p}");
             if loss {
                 losses.insert(rows.clone());
             }
@@ -69,6 +93,10 @@ fn compare_universe(universe: Universe, grundy_max_tiles: u32, brute: &mut Brute
         if universe.contains(&conj) {
             assert_eq!(t.outcome(&p).unwrap(), t.outcome(&conj).unwrap(), "{universe:?}: {what}, answered by its transpose");
             assert_eq!(t.grundy(&p).unwrap(), t.grundy(&conj).unwrap(), "{universe:?}: {what}, answered by its transpose");
+            let (a, mut json) = (t.answer(&p).unwrap(), Vec::new());
+            t.answer_json(&p, &mut json).unwrap();
+            assert_eq!(String::from_utf8(json).unwrap(), serde_json::to_string(&a).unwrap(), "{universe:?}: JSON of {p}");
+            assert_eq!(a.moves.len() as u32, p.tiles() - 1, "{universe:?}: {what}: every move, in its own orientation");
         } else {
             assert!(t.outcome(&p).is_err(), "{universe:?}: {what} is outside");
         }

@@ -368,7 +368,7 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         /// (least recently used blocks are dropped; GET /health reports the bytes held).
         #[arg(long, value_name = "MIB", default_value_t = 256)]
         cache_mib: usize,
-        /// Answers computed at once (default: one per core, plus one); further requests wait their turn, first come first served.
+        /// Answers computed at once (default: one per core); further requests wait their turn, first come first served.
         #[arg(long, value_name = "N")]
         workers: Option<usize>,
     },

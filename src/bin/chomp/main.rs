@@ -148,7 +148,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         Command::Serve { tables, addr, max_connections, idle_timeout, request_timeout, lazy, cache_mib, workers } => {
             let cache_bytes = cache_mib.saturating_mul(1 << 20);
             // One more than the cores: a core does not idle while an answer is handed over.
-            let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) + 1);
+            let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             serve::serve(serve::Config { tables, addr, max_connections, idle_timeout, request_timeout, lazy, cache_bytes, workers })
         }
         Command::Nd(args) => print_nd(nd::nd(&args)),

@@ -61,7 +61,7 @@ struct Source {
 /// The shared state: every table directory, opened at start.
 struct Served {
     sources: Vec<Source>,
-    /// A permit per answer computed at once ([`blocking`], `--workers`).
+    /// A permit per answer computed at once ([`compute`], `--workers`).
     compute: Semaphore,
 }
 
@@ -136,25 +136,27 @@ fn position(m: &HashMap<String, String>) -> Result<Position, ApiError> {
     text.parse().map_err(|e| bad(format!("invalid position {text:?}: {e}")))
 }
 
-/// Runs a computation off the async workers; a panic in it becomes a 500.
+/// Computes an answer on the runtime's worker thread that holds the request.
 ///
-/// At most `slots` computations run at once (`--workers`), in the order
-/// they arrived (tokio's semaphore is fair): served first come first served,
-/// each answer waits for those ahead of it and then runs at full speed,
-/// where many threads time-sliced on a few cores would stretch every answer
-/// in flight and the slowest far beyond the typical one.
-async fn blocking<T: Send + 'static>(slots: &Semaphore, f: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
-    let internal = |e: String| ApiError(StatusCode::INTERNAL_SERVER_ERROR, format!("internal error: {e}"));
-    let _slot = slots.acquire().await.map_err(|e| internal(e.to_string()))?;
-    tokio::task::spawn_blocking(f).await.map_err(|e| internal(e.to_string()))?
+/// At most `slots` answers are computed at once (`--workers`); further ones
+/// wait for a permit in the order they arrived (tokio's semaphore is fair).
+/// An answer is a fraction of a millisecond of CPU, so it runs where the
+/// request is, without a hand-off to tokio's blocking pool: that hand-off
+/// (two thread wake-ups and more threads sharing malloc's arenas) cost 13 %
+/// of the CPU of an answer over the frontier tables, and a third of the
+/// answers per second (bench/runs/2026-12-04-kvm-2core/server-inline.md).
+/// A panic in it is caught by the router's panic layer and becomes a 500.
+async fn compute<T>(slots: &Semaphore, f: impl FnOnce() -> Result<T, ApiError>) -> Result<T, ApiError> {
+    let _slot = slots.acquire().await.map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, format!("internal error: {e}")))?;
+    f()
 }
 
 async fn query(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Response, ApiError> {
     let p = position(&params(q)?)?;
-    let held = s.clone();
-    blocking(&held.compute, move || {
-        let answer = s.source(&p)?.tables.answer(&p).map_err(probe_error)?;
-        Ok(Json(answer).into_response())
+    compute(&s.compute, || {
+        let mut body = Vec::with_capacity(16 << 10);
+        s.source(&p)?.tables.answer_json(&p, &mut body).map_err(probe_error)?;
+        Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
     })
     .await
 }
@@ -167,8 +169,7 @@ async fn play(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, Q
         Some(t) => t.trim().parse().map_err(|_| bad(format!("invalid seed {t:?}: use an integer 0..={}", u64::MAX)))?,
         None => 0,
     };
-    let held = s.clone();
-    blocking(&held.compute, move || {
+    compute(&s.compute, || {
         let source = s.source(&p)?;
         let mv = player::play(level, &p, seed, Some(&source.tables)).map_err(|e| match e {
             PlayError::Probe(e) => probe_error(e),
@@ -190,8 +191,7 @@ fn side(m: &HashMap<String, String>, key: &str) -> Result<u32, ApiError> {
 async fn opening(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Response, ApiError> {
     let m = params(q)?;
     let (rows, cols) = (side(&m, "rows")?, side(&m, "cols")?);
-    let held = s.clone();
-    blocking(&held.compute, move || {
+    compute(&s.compute, || {
         let rect = Position::new(&vec![cols; rows as usize]).map_err(|e| bad(e.to_string()))?;
         let source = s.source(&rect)?;
         let o = openings::rectangle_opening(&source.tables, rows, cols).map_err(probe_error)?;
@@ -479,15 +479,15 @@ mod tests {
             let routes = Router::new()
                 .route("/panic", get(|| async { panic!("a handler panicked") as &'static str }))
                 .route(
-                    "/blocking",
+                    "/compute",
                     get(|| async {
-                        blocking(&Semaphore::new(1), || -> Result<String, ApiError> { panic!("a computation panicked") }).await
+                        compute(&Semaphore::new(1), || -> Result<String, ApiError> { panic!("a computation panicked") }).await
                     }),
                 )
                 .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await }))
                 .route("/health", get(|| async { "ok" }));
             let app = layers(routes, Duration::from_millis(200));
-            for path in ["/panic", "/blocking"] {
+            for path in ["/panic", "/compute"] {
                 let (status, body) = fetch(app.clone(), path).await;
                 assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{path}");
                 assert!(body.contains("\"error\":\"internal error"), "{path}: {body}");
