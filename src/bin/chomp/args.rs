@@ -365,7 +365,7 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         #[arg(long)]
         lazy: bool,
         /// Memory for decoded blocks of format-3 tables, per table directory, in MiB
-        /// (least recently used blocks are dropped; GET /health reports the bytes held).
+        /// (blocks not used lately are dropped first; GET /health reports the bytes held).
         #[arg(long, value_name = "MIB", default_value_t = 256)]
         cache_mib: usize,
         /// Answers computed at once (default: one per core); further requests wait their turn, first come first served.
