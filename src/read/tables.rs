@@ -420,9 +420,8 @@ impl Tables {
                 });
             }
         }
-        let checked = Checked { outcome, grundy, moves };
+        let mut checked = Checked { outcome, grundy, moves };
         self.check_rules(p, &checked)?;
-        let mut checked = checked;
         // A move to a loss wins; a larger remaining position gives the opponent more to err in.
         checked.moves.sort_unstable_by_key(|m| (m.outcome != Outcome::Loss, std::cmp::Reverse(m.tiles), m.cell));
         Ok(checked)
