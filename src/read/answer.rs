@@ -116,14 +116,13 @@ pub(crate) fn write_answer_json(p: &Position, a: &Checked, out: &mut Vec<u8>) {
         w.list(cell.into_iter());
     }
     w.raw(b"],\"moves\":[");
+    let mut child = Vec::with_capacity(rows.len());
     for (i, m) in a.moves.iter().enumerate() {
         w.raw(if i > 0 { b",{\"move\":" } else { b"{\"move\":" });
         w.list(m.cell.into_iter());
         w.raw(b",\"position\":");
-        // The child's rows: rows from the bitten one down keep at most `col` tiles.
-        let [row, col] = m.cell;
-        let child = rows.iter().enumerate().map(|(i, &len)| if i as u32 >= row { len.min(col as u8) } else { len });
-        w.list(child.take_while(|&len| len > 0).map(u32::from));
+        child_rows_into(rows, m.cell[0], m.cell[1], &mut child);
+        w.list(child.iter().map(|&len| len as u32));
         w.raw(b",\"outcome\":");
         w.outcome(m.outcome);
         w.raw(b",\"grundy\":");

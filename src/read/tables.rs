@@ -453,9 +453,7 @@ impl Tables {
     /// # Errors
     /// [`ProbeError`] for positions outside the tables and damaged tables.
     pub fn winning_moves(&self, p: &Position) -> Result<Vec<[u32; 2]>, ProbeError> {
-        let mut w: Vec<[u32; 2]> = self.moves(p)?.into_iter().filter(|m| m.outcome == Outcome::Loss).map(|m| m.cell).collect();
-        w.sort();
-        Ok(w)
+        Ok(self.checked(p)?.winning_moves())
     }
 
     /// The full answer for one position: outcome, values, winning moves and

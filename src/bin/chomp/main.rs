@@ -147,7 +147,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         }
         Command::Serve { tables, addr, max_connections, idle_timeout, request_timeout, lazy, cache_mib, workers } => {
             let cache_bytes = cache_mib.saturating_mul(1 << 20);
-            // One more than the cores: a core does not idle while an answer is handed over.
+            // One per core: an answer is computed on the runtime thread that read its request.
             let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             serve::serve(serve::Config { tables, addr, max_connections, idle_timeout, request_timeout, lazy, cache_bytes, workers })
         }
