@@ -426,11 +426,11 @@ impl Frontier {
                     || (Scratch::new(top), Vec::new()),
                     |(mut scratch, mut rows), task| {
                         let (start, end) = ((task * width).min(size), ((task + 1) * width).min(size));
-                        let first = spans.partition_point(|s| s.0.end <= start);
-                        for (span, lo, hi) in spans[first..].iter().take_while(|s| s.0.start < end) {
-                            for r in ranks.ranks_in(span.start.max(start)..span.end.min(end)) {
+                        let first = spans.partition_point(|s| s.range.end <= start);
+                        for span in spans[first..].iter().take_while(|s| s.range.start < end) {
+                            for r in ranks.ranks_in(span.range.start.max(start)..span.range.end.min(end)) {
                                 ranking.unrank_into(n, r, &mut rows);
-                                ctx.push_parents(&rows, n, r, *lo, *hi, &mut scratch);
+                                ctx.push_parents(&rows, n, r, span.sizes, &mut scratch);
                             }
                         }
                         ctx.flush(&mut scratch.marker);
@@ -477,14 +477,14 @@ impl Frontier {
                         f: |rank: u64, rows: &[u8]| {
                             found.push_in_order(rank);
                             if push_now {
-                                ctx.push_parents(rows, n, rank, 1, dmax, scratch);
+                                ctx.push_parents(rows, n, rank, Sizes::all(1, dmax), scratch);
                             }
                             if sym && rows.len() < rows[0] as usize {
                                 conjugate_rows_into(rows, conj);
                                 let crank = ranking.rank_rows(conj);
                                 found.push_any(crank);
                                 if push_now {
-                                    ctx.push_parents(conj, n, crank, 1, dmax, scratch);
+                                    ctx.push_parents(conj, n, crank, Sizes::all(1, dmax), scratch);
                                 }
                             }
                         },
@@ -880,6 +880,34 @@ struct Below {
     prefix: u64,
 }
 
+/// The sizes `d` of the parents of a loss to push (`d` tiles more).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Sizes {
+    /// Every parent: `dmin ..= dmax`.
+    dmin: u32,
+    dmax: u32,
+    /// The parents that keep the loss's top row (those of every corner
+    /// below its top run): only these sizes, within the others (none when
+    /// `keep.0 > keep.1`). A process owns such a parent only at a level
+    /// whose owned top rows include the loss's.
+    keep: (u32, u32),
+}
+
+impl Sizes {
+    /// Every parent with `dmin ..= dmax` more tiles.
+    fn all(dmin: u32, dmax: u32) -> Self {
+        Sizes { dmin, dmax, keep: (dmin, dmax) }
+    }
+}
+
+/// A span of the losses of a level to push ([`Ctx::loss_spans`]): a rank
+/// range (one top row) and the sizes of the parents to push.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Span {
+    range: std::ops::Range<u64>,
+    sizes: Sizes,
+}
+
 impl<'a> Ctx<'a> {
     /// `copies[n]`: the thread copies of level `n` (for every thread but
     /// the first, or none; missing levels have none).
@@ -977,12 +1005,13 @@ impl<'a> Ctx<'a> {
     /// A parent of a loss with top row `c` keeps that top row (every corner
     /// below the top run) or grows it by `1 ..= d` (the top run's corner),
     /// and this process owns no parent whose top row lies outside
-    /// [`Ctx::top_rows`] at its level. One range of every size when every
-    /// level is held whole.
-    fn loss_spans(&self, n: u32, dmin: u32, dmax: u32) -> Vec<(std::ops::Range<u64>, u32, u32)> {
+    /// [`Ctx::top_rows`] at its level: the sizes of the parents that keep
+    /// the top row ([`Sizes::keep`]) are those whose levels own top row `c`.
+    /// One range of every size when every level is held whole.
+    fn loss_spans(&self, n: u32, dmin: u32, dmax: u32) -> Vec<Span> {
         let size = self.ranking.size(n);
         if self.whole {
-            return vec![(0..size, dmin, dmax)];
+            return vec![Span { range: 0..size, sizes: Sizes::all(dmin, dmax) }];
         }
         let mut spans = Vec::new();
         let mut start = 0;
@@ -999,15 +1028,22 @@ impl<'a> Ctx<'a> {
             // is long): one that keeps the top row needs c ≥ ⌈(n + d) / c⌉
             // (c² ≥ n + d), one that grows it a top row of at least ⌈n / c⌉.
             let grow_min = if self.sym { n.div_ceil(c) } else { 0 };
+            let keeps = |d: u32| {
+                let (first, last) = self.top_rows[(n + d) as usize];
+                (first..=last).contains(&c) && (!self.sym || c * c >= n + d)
+            };
             let owns = |d: u32| {
                 let (first, last) = self.top_rows[(n + d) as usize];
-                let keeps = (first..=last).contains(&c) && (!self.sym || c * c >= n + d);
                 let grown = ((c + 1).max(grow_min).max(first), (c + d).min(self.max_cols).min(last));
-                keeps || grown.0 <= grown.1
+                keeps(d) || grown.0 <= grown.1
             };
             if let Some(lo) = (dmin..=dmax).find(|&d| owns(d)) {
                 let hi = (lo..=dmax).rev().find(|&d| owns(d)).unwrap_or(lo);
-                spans.push((range, lo, hi));
+                let keep = match (lo..=hi).find(|&d| keeps(d)) {
+                    Some(klo) => (klo, (klo..=hi).rev().find(|&d| keeps(d)).unwrap_or(klo)),
+                    None => (1, 0),
+                };
+                spans.push(Span { range, sizes: Sizes { dmin: lo, dmax: hi, keep } });
             }
         }
         debug_assert_eq!(start, size, "the top rows tile the level");
@@ -1031,10 +1067,10 @@ impl<'a> Ctx<'a> {
         rayon::current_thread_index().unwrap_or(NOT_A_WORKER)
     }
 
-    /// Marks every parent of loss `l` (of `lt` tiles, rank `lrank`) with
-    /// `lt + dmin ..= lt + dmax` tiles (pending levels), counting the marks
-    /// by level in `scratch`.
-    fn push_parents(&self, l: &[u8], lt: u32, lrank: u64, dmin: u32, dmax: u32, scratch: &mut Scratch<'a>) {
+    /// Marks every parent of loss `l` (of `lt` tiles, rank `lrank`) of the
+    /// sizes `sizes` (pending levels), counting the marks by level in `scratch`.
+    fn push_parents(&self, l: &[u8], lt: u32, lrank: u64, sizes: Sizes, scratch: &mut Scratch<'a>) {
+        let Sizes { dmin, dmax, .. } = sizes;
         if dmin > dmax {
             return;
         }
@@ -1049,7 +1085,7 @@ impl<'a> Ctx<'a> {
             }
             scratch.marker.thread = thread;
         }
-        self.push_parents_of_runs(l, lt, lrank, dmin, dmax, scratch);
+        self.push_parents_of_runs(l, lt, lrank, sizes, scratch);
         if self.whole {
             // Differences back to counts.
             let Scratch { counts, diff, .. } = scratch;
@@ -1081,7 +1117,8 @@ impl<'a> Ctx<'a> {
     ///
     /// A parent's rank is `pre[d]` + the run's rows grown + the rows below
     /// the run (unchanged: their contribution is `lrank − pre_old − acc`).
-    fn push_parents_of_runs(&self, l: &[u8], lt: u32, lrank: u64, dmin: u32, dmax: u32, scratch: &mut Scratch<'a>) {
+    fn push_parents_of_runs(&self, l: &[u8], lt: u32, lrank: u64, sizes: Sizes, scratch: &mut Scratch<'a>) {
+        let Sizes { dmin, dmax, keep } = sizes;
         let rk = self.ranking;
         let k = l.len() as u32;
         let l0 = l[0] as u32;
@@ -1174,6 +1211,13 @@ impl<'a> Ctx<'a> {
             if tall && a == 0 {
                 // No later corner of a tall loss has canonical parents.
                 break;
+            }
+            if a == 0 {
+                // Every later corner keeps the top row.
+                (dmin, dmax) = (dmin.max(keep.0), dmax.min(keep.1));
+                if dmin > dmax {
+                    break;
+                }
             }
             // Advance the prefixes over the run: row by row, or (one plane, a
             // run of three rows or more) as one block.
@@ -1587,7 +1631,7 @@ mod tests {
         let loss = ranking.unrank(2, 1).unwrap();
         let push = || {
             let mut scratch = Scratch::new(ranking.max_tiles());
-            ctx.push_parents(loss.rows(), 2, 1, 1, 18, &mut scratch);
+            ctx.push_parents(loss.rows(), 2, 1, Sizes::all(1, 18), &mut scratch);
             scratch.marker.flush();
         };
         let outside = std::panic::catch_unwind(std::panic::AssertUnwindSafe(push));
@@ -1652,8 +1696,8 @@ mod tests {
                         // losses holds it, with that span's sizes.
                         let spans = ctx.loss_spans(n, 1, top - n);
                         let mut scratch = Scratch::new(top);
-                        if let Some((_, lo, hi)) = spans.iter().find(|s| s.0.contains(&(lrank as u64))) {
-                            ctx.push_parents(l.rows(), n, lrank as u64, *lo, *hi, &mut scratch);
+                        if let Some(span) = spans.iter().find(|s| s.range.contains(&(lrank as u64))) {
+                            ctx.push_parents(l.rows(), n, lrank as u64, span.sizes, &mut scratch);
                         }
                         scratch.marker.flush();
                         let mut got = BTreeSet::new();
