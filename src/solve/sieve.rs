@@ -1118,7 +1118,9 @@ impl<'a> Ctx<'a> {
     /// A parent's rank is `pre[d]` + the run's rows grown + the rows below
     /// the run (unchanged: their contribution is `lrank − pre_old − acc`).
     fn push_parents_of_runs(&self, l: &[u8], lt: u32, lrank: u64, sizes: Sizes, scratch: &mut Scratch<'a>) {
-        let Sizes { dmin, dmax, keep } = sizes;
+        // The sizes still to enumerate: below the top run, sizes whose
+        // parents all fall outside this process's ranks are dropped.
+        let Sizes { mut dmin, mut dmax, keep } = sizes;
         let rk = self.ranking;
         let k = l.len() as u32;
         let l0 = l[0] as u32;
@@ -1138,9 +1140,6 @@ impl<'a> Ctx<'a> {
             pre.resize(dmax as usize + 1, 0);
         }
         let mut pre_old = 0u64; // Σ_{i<a} contribution(suf_i, i, l_i)
-                                // The sizes still to enumerate: below the top run, sizes whose
-                                // parents all fall outside this process's ranks are dropped.
-        let (mut dmin, mut dmax) = (dmin, dmax);
         let mut a = 0u32;
         while a <= k {
             if a > 0 && !self.whole {
