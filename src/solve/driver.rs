@@ -17,7 +17,7 @@ use crate::index::split;
 use crate::index::Ranking;
 use crate::report::summary::LevelStats;
 use crate::store::mapped::{map_read_only, MappedBytes};
-use crate::store::{sha256_hex, shards_of, FileEntry, Manifest, TableDir};
+use crate::store::{file_sha256, shards_of, FileEntry, Manifest, TableDir};
 use memmap2::Mmap;
 use roaring::RoaringTreemap;
 use std::fs;
@@ -95,7 +95,9 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     let dir = if comm.processes() == 1 { TableDir::new(&opts.out).deferring() } else { TableDir::new(&opts.out) };
     let root = comm.is_root();
     if comm.processes() > 1 {
-        let exe = std::env::current_exe().and_then(fs::read).map(|b| sha256_hex(&b)).unwrap_or_default();
+        // Hashed in pieces: read whole, the executable (tens of MB with its
+        // debug lines) would stay in every process's peak memory.
+        let exe = std::env::current_exe().and_then(|p| file_sha256(&p)).map(|(_, sha)| sha).unwrap_or_default();
         // The engine's tunables are part of the job: some change the
         // levels' windows, hence the collectives' order.
         let tunables = super::tunables::get();

@@ -55,6 +55,31 @@ fn parallel_parents() -> u64 {
 /// Decided losses pushed per rayon task (on average: tasks are cut by rank).
 const TASK_LOSSES: u64 = 256;
 
+/// What is known of the losses [`Frontier::push_losses`] pushes.
+#[derive(Clone, Copy, Debug)]
+enum Losses {
+    /// Nothing: each is unranked.
+    Any,
+    /// Found by a scan: canonical in a symmetric universe, so that every
+    /// growth of a loss's top run gives a parent to mark.
+    Scanned,
+    /// The conjugates of scanned losses, each with `rows` rows (the top row
+    /// of the loss it conjugates, longer than its own): only the parents
+    /// that grow its top row by `rows − top row` or more are canonical.
+    Conjugates { rows: u32 },
+}
+
+/// How [`Frontier::push_losses`] pushes the losses of a span ([`Ctx::push_of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Push {
+    /// Not at all: this process owns none of their parents.
+    Skip,
+    /// Unranked, every parent this process owns.
+    Unranked,
+    /// From the rank, only the growths of the top run by `first_min` or more.
+    TopRun { first_min: u32 },
+}
+
 /// What one level of the sieve found.
 pub struct LevelLosses {
     /// Ranks of the losses of the level (a roaring set: about 2 bytes a
@@ -75,9 +100,13 @@ pub struct LevelLosses {
 /// work of marks and scan, denser where top rows are long) at once, the
 /// work weighing more ([`split::CANONICAL_WEIGHT`]): with 4 processes the
 /// largest enumerates 0.34 of one process's parents and peaks under half
-/// its memory. Every process pushes every loss, marking only the parents
-/// it owns; a level's losses are gathered from the scans of its owners (as
-/// roaring sets, and held as one while they are pushed).
+/// its memory. Each process pushes the losses its scan finds at once, from
+/// their rows, marking only the parents it owns; the others' losses are
+/// gathered (as roaring sets, and held as one while they are pushed) and
+/// pushed from their ranks: unranked where this process may own a parent
+/// that keeps a loss's top row, else only its top run's growths, read off
+/// the rank (the conjugates of scanned losses are exchanged by number of
+/// rows, which bounds those growths).
 pub struct Frontier {
     /// Largest level.
     top: u32,
@@ -405,6 +434,13 @@ impl Frontier {
     /// every process, or read back from its table on resume or when an
     /// epoch opens) into this process's range of the held levels above `from − 1`.
     pub fn push_decided(&mut self, ranking: &Ranking, n: u32, ranks: &(impl SortedRanks + ?Sized), from: u32) {
+        self.push_losses(ranking, n, ranks, from, Losses::Any);
+    }
+
+    /// [`Frontier::push_decided`] for losses of a known `kind`: those of
+    /// which this process owns only parents that grow the top run are
+    /// pushed from their ranks, without unranking them ([`Ctx::push_top_run`]).
+    fn push_losses(&mut self, ranking: &Ranking, n: u32, ranks: &(impl SortedRanks + ?Sized), from: u32, kind: Losses) {
         if from > self.horizon {
             return;
         }
@@ -428,9 +464,9 @@ impl Frontier {
                         let (start, end) = ((task * width).min(size), ((task + 1) * width).min(size));
                         let first = spans.partition_point(|s| s.range.end <= start);
                         for span in spans[first..].iter().take_while(|s| s.range.start < end) {
+                            let push = ctx.push_of(span, kind, n);
                             for r in ranks.ranks_in(span.range.start.max(start)..span.range.end.min(end)) {
-                                ranking.unrank_into(n, r, &mut rows);
-                                ctx.push_parents(&rows, n, r, span.sizes, &mut scratch);
+                                ctx.push_loss(push, span, n, r, &mut rows, &mut scratch);
                             }
                         }
                         ctx.flush(&mut scratch.marker);
@@ -460,15 +496,20 @@ impl Frontier {
         let dmax = self.horizon - n;
         // Scan this process's range of the level for unmarked positions
         // (and, for a canonical loss with fewer rows than columns, add its
-        // conjugate, which the scan skips). One process pushes each loss at
-        // once; several push every loss once all are known.
-        let push_now = ranks == 1;
+        // conjugate, which the scan skips). Each loss is pushed at once, from
+        // the rows the scan found, to the parents this process owns; with
+        // several processes the others push it once all are known (below).
+        let spans = ctx.loss_spans(n, 1, dmax);
+        let sizes_of = |rank: u64| {
+            let at = spans.partition_point(|s| s.range.end <= rank);
+            spans.get(at).filter(|s| s.range.contains(&rank)).map(|s| s.sizes)
+        };
         let shares = split::level_share(ranking, n, SHARES, me, ranks);
         let acc = on_worker(|| {
             shares
                 .par_iter()
                 .fold(Acc::new(top), |mut acc, prefix| {
-                    let Acc { scratch, found, scanned, conj } = &mut acc;
+                    let Acc { scratch, found, conjugates, scanned, conj } = &mut acc;
                     let mut scan = Unmarked {
                         ranking,
                         marks: &marks,
@@ -476,15 +517,20 @@ impl Frontier {
                         buf: Vec::new(),
                         f: |rank: u64, rows: &[u8]| {
                             found.push_in_order(rank);
-                            if push_now {
-                                ctx.push_parents(rows, n, rank, Sizes::all(1, dmax), scratch);
+                            if let Some(sizes) = sizes_of(rank) {
+                                ctx.push_parents(rows, n, rank, sizes, scratch);
                             }
                             if sym && rows.len() < rows[0] as usize {
                                 conjugate_rows_into(rows, conj);
                                 let crank = ranking.rank_rows(conj);
-                                found.push_any(crank);
-                                if push_now {
-                                    ctx.push_parents(conj, n, crank, Sizes::all(1, dmax), scratch);
+                                // By number of rows, for the exchange (one process, one set).
+                                let rows = if ranks == 1 { 1 } else { rows[0] as usize };
+                                if conjugates.len() <= rows {
+                                    conjugates.resize_with(rows + 1, Found::default);
+                                }
+                                conjugates[rows].push_any(crank);
+                                if let Some(sizes) = sizes_of(crank) {
+                                    ctx.push_parents(conj, n, crank, sizes, scratch);
                                 }
                             }
                         },
@@ -496,28 +542,62 @@ impl Frontier {
                 .reduce(Acc::new(top), Acc::merge)
         });
         drop(marks);
-        let Acc { scratch, found, scanned, .. } = acc;
+        let Acc { scratch, found, conjugates, scanned, .. } = acc;
         self.enumerated += ctx.enumerated.load(Ordering::Relaxed);
         self.pushed = add_counts(std::mem::take(&mut self.pushed), scratch.counts);
-        let found = found.finish();
-        let all = if ranks == 1 {
-            found
+        // The scanned losses, then their conjugates with 1, 2, … rows (none has 0).
+        let mine: Vec<RoaringTreemap> = std::iter::once(found).chain(conjugates.into_iter().skip(1)).map(Found::finish).collect();
+        let mut all = RoaringTreemap::new();
+        if ranks == 1 {
+            mine.into_iter().for_each(|set| all |= set);
         } else {
-            // Exchange the losses as serialized roaring bitmaps (64-bit ranks).
-            let mut bytes = Vec::new();
-            found.serialize_into(&mut bytes).expect("writing to memory");
-            drop(found);
-            let mut all = RoaringTreemap::new();
-            for part in comm.all_gather(&bytes) {
-                all |= RoaringTreemap::deserialize_from(&part[..]).expect("a bitmap serialized by a peer process");
+            // Exchange the losses, and push the others' losses to the
+            // parents this process owns. Every parent is owned by one
+            // process, which marks it once: from its scan's rows when it
+            // found the loss, from the gathered ranks when another did
+            // (unranked, one look-up a tile, unless only its top run's
+            // growths are owned here).
+            for (i, set) in all_gather_sets(comm, &mine).into_iter().enumerate() {
+                let others = mine.get(i).map_or_else(|| set.clone(), |m| &set - m);
+                let kind = if i == 0 { Losses::Scanned } else { Losses::Conjugates { rows: i as u32 } };
+                self.push_losses(ranking, n, &others, n + 1, kind);
+                if i == 0 {
+                    all = set; // (a move: the scanned losses are most of them)
+                } else {
+                    all |= set;
+                }
             }
-            all
-        };
-        if !push_now {
-            self.push_decided(ranking, n, &all, n + 1);
         }
         LevelLosses { ranks: all, marks: self.pushed[n as usize], scanned }
     }
+}
+
+/// Every process's sets `mine` (the same number on each, some empty),
+/// united index by index, in one collective: each set is sent as its
+/// index, its length and its serialized roaring bitmap (64-bit ranks).
+fn all_gather_sets(comm: &dyn Comm, mine: &[RoaringTreemap]) -> Vec<RoaringTreemap> {
+    let mut bytes = Vec::new();
+    for (i, set) in mine.iter().enumerate().filter(|(_, set)| !set.is_empty()) {
+        bytes.extend_from_slice(&(i as u32).to_le_bytes());
+        bytes.extend_from_slice(&set.serialized_size().to_le_bytes());
+        set.serialize_into(&mut bytes).expect("writing to memory");
+    }
+    let mut sets: Vec<RoaringTreemap> = Vec::new();
+    for part in comm.all_gather(&bytes) {
+        let mut part = &part[..];
+        while !part.is_empty() {
+            let (head, rest) = part.split_at(12);
+            let i = u32::from_le_bytes(head[..4].try_into().expect("4 bytes")) as usize;
+            let len = u64::from_le_bytes(head[4..].try_into().expect("8 bytes")) as usize;
+            let set = RoaringTreemap::deserialize_from(&rest[..len]).expect("a bitmap serialized by a peer process");
+            if sets.len() <= i {
+                sets.resize_with(i + 1, RoaringTreemap::new);
+            }
+            sets[i] |= set;
+            part = &rest[len..];
+        }
+    }
+    sets
 }
 
 /// Runs `f` on a worker of the current pool (the global pool outside any),
@@ -542,7 +622,10 @@ fn add_counts(mut a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
 /// A scan task's results.
 struct Acc<'a> {
     scratch: Scratch<'a>,
+    /// The losses scanned (canonical, in a symmetric universe).
     found: Found,
+    /// Their conjugates (none is canonical), by their number of rows.
+    conjugates: Vec<Found>,
     scanned: u64,
     /// A buffer for conjugates.
     conj: Vec<u8>,
@@ -550,11 +633,17 @@ struct Acc<'a> {
 
 impl<'a> Acc<'a> {
     fn new(top: u32) -> impl Fn() -> Acc<'a> + Sync + Send {
-        move || Acc { scratch: Scratch::new(top), found: Found::default(), scanned: 0, conj: Vec::new() }
+        move || Acc { scratch: Scratch::new(top), found: Found::default(), conjugates: Vec::new(), scanned: 0, conj: Vec::new() }
     }
 
     fn merge(mut a: Acc<'a>, b: Acc<'a>) -> Acc<'a> {
         a.found = std::mem::take(&mut a.found).merge(b.found);
+        if a.conjugates.len() < b.conjugates.len() {
+            a.conjugates.resize_with(b.conjugates.len(), Found::default);
+        }
+        for (mine, theirs) in a.conjugates.iter_mut().zip(b.conjugates) {
+            *mine = std::mem::take(mine).merge(theirs);
+        }
         a.scanned += b.scanned;
         a.scratch.counts = add_counts(std::mem::take(&mut a.scratch.counts), b.scratch.counts);
         a
@@ -905,7 +994,16 @@ impl Sizes {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Span {
     range: std::ops::Range<u64>,
+    /// The losses' top row (0 for a whole level).
+    top_row: u32,
     sizes: Sizes,
+}
+
+impl Span {
+    /// Whether this process owns only parents that grow the top row.
+    fn top_run_only(&self) -> bool {
+        self.sizes.keep.0 > self.sizes.keep.1
+    }
 }
 
 impl<'a> Ctx<'a> {
@@ -1011,7 +1109,7 @@ impl<'a> Ctx<'a> {
     fn loss_spans(&self, n: u32, dmin: u32, dmax: u32) -> Vec<Span> {
         let size = self.ranking.size(n);
         if self.whole {
-            return vec![Span { range: 0..size, sizes: Sizes::all(dmin, dmax) }];
+            return vec![Span { range: 0..size, top_row: 0, sizes: Sizes::all(dmin, dmax) }];
         }
         let mut spans = Vec::new();
         let mut start = 0;
@@ -1043,7 +1141,7 @@ impl<'a> Ctx<'a> {
                     Some(klo) => (klo, (klo..=hi).rev().find(|&d| keeps(d)).unwrap_or(klo)),
                     None => (1, 0),
                 };
-                spans.push(Span { range, sizes: Sizes { dmin: lo, dmax: hi, keep } });
+                spans.push(Span { range, top_row: c, sizes: Sizes { dmin: lo, dmax: hi, keep } });
             }
         }
         debug_assert_eq!(start, size, "the top rows tile the level");
@@ -1074,17 +1172,7 @@ impl<'a> Ctx<'a> {
         if dmin > dmax {
             return;
         }
-        let thread = self.thread();
-        if scratch.marker.thread != thread {
-            // A scratch is made and used inside one rayon task, which runs
-            // on one thread: it binds once. (Handed to another thread, its
-            // queued plain marks would be written from there.)
-            assert_eq!(scratch.marker.thread, UNBOUND, "a scratch marks from one thread only");
-            if self.bound {
-                self.workers.check(thread);
-            }
-            scratch.marker.thread = thread;
-        }
+        self.bind(scratch);
         self.push_parents_of_runs(l, lt, lrank, sizes, scratch);
         if self.whole {
             // Differences back to counts.
@@ -1096,6 +1184,85 @@ impl<'a> Ctx<'a> {
             }
             diff[(lt + dmax) as usize + 1] = 0;
         }
+    }
+
+    /// How the losses of a `kind` in `span` (of level `n`) are pushed.
+    fn push_of(&self, span: &Span, kind: Losses, n: u32) -> Push {
+        match kind {
+            _ if self.whole => Push::Unranked,
+            Losses::Any => Push::Unranked,
+            Losses::Scanned if span.top_run_only() => Push::TopRun { first_min: 1 },
+            Losses::Scanned => Push::Unranked,
+            // (Its top row is shorter than its rows are many.)
+            Losses::Conjugates { rows } if span.top_row < rows => {
+                let first_min = rows - span.top_row;
+                match self.top_run_growths(span.top_row, u32::MAX, first_min, n, span.sizes) {
+                    Some(_) => Push::TopRun { first_min },
+                    None => Push::Skip,
+                }
+            }
+            Losses::Conjugates { .. } => Push::Skip,
+        }
+    }
+
+    /// Pushes the loss of rank `r` in `span` of level `n` as `push` says
+    /// ([`Ctx::push_of`]), unranking it into `rows` if need be.
+    fn push_loss(&self, push: Push, span: &Span, n: u32, r: u64, rows: &mut Vec<u8>, scratch: &mut Scratch<'a>) {
+        match push {
+            Push::Skip => {}
+            Push::TopRun { first_min } => self.push_top_run(span.top_row, first_min, n, r, span.sizes, scratch),
+            Push::Unranked => {
+                self.ranking.unrank_into(n, r, rows);
+                self.push_parents(rows, n, r, span.sizes, scratch);
+            }
+        }
+    }
+
+    /// Binds `scratch` to the current thread's view of the levels.
+    fn bind(&self, scratch: &mut Scratch<'a>) {
+        let thread = self.thread();
+        if scratch.marker.thread != thread {
+            // A scratch is made and used inside one rayon task, which runs
+            // on one thread: it binds once. (Handed to another thread, its
+            // queued plain marks would be written from there.)
+            assert_eq!(scratch.marker.thread, UNBOUND, "a scratch marks from one thread only");
+            if self.bound {
+                self.workers.check(thread);
+            }
+            scratch.marker.thread = thread;
+        }
+    }
+
+    /// [`Ctx::push_parents`] for a loss with top row `c` of which this
+    /// process owns only parents that grow the top run, by `first_min` or
+    /// more ([`Losses`]): from its rank alone. The run's rows are read off
+    /// the rank (row `j` is `c` exactly when its contribution at `c` fits
+    /// in what is left of the rank), one look-up a row of the run, where
+    /// unranking takes about one a tile.
+    fn push_top_run(&self, c: u32, first_min: u32, lt: u32, lrank: u64, sizes: Sizes, scratch: &mut Scratch<'a>) {
+        let Sizes { dmin, dmax, .. } = sizes;
+        debug_assert!(!self.whole && dmin >= 1);
+        if dmin > dmax {
+            return;
+        }
+        self.bind(scratch);
+        let rk = self.ranking;
+        // `acc`: the run's contribution to `lrank`; `s`: the tiles below it.
+        let (mut acc, mut s, mut t) = (rk.contribution(lt, 0, c), lt - c, 1);
+        while s >= c {
+            let q = rk.contribution(s, t, c);
+            if q > lrank - acc {
+                break;
+            }
+            (acc, s, t) = (acc + q, s - c, t + 1);
+        }
+        let w = self.max_cols.saturating_sub(c);
+        if first_min > w.min(dmax) {
+            return;
+        }
+        let Scratch { marker, counts, zeros, .. } = scratch;
+        let run = Run { a: 0, b: c, t, w, first_min, suffix_below: s, lt, dmin, dmax, pre: &zeros[..] };
+        self.top_run_owned(&run, lrank - acc, marker, counts);
     }
 
     /// The parents of loss `l` by its addable corners (docs/math.md section
@@ -1300,20 +1467,29 @@ impl<'a> Ctx<'a> {
     /// sizes that pass bound the enumeration: the rows below the top are
     /// not grown for parents all outside this process's ranks.
     fn top_run_owned(&self, r: &Run<'_>, below: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
+        let sizes = Sizes::all(r.dmin, r.dmax);
+        let Some((g0, g1, dmin, dmax)) = self.top_run_growths(r.b, r.t, r.first_min, r.lt, sizes) else { return };
+        let run = Run { w: g1.min(r.w), first_min: g0, dmin, dmax, ..*r };
+        self.up_par::<false>(&run, r.t - 1, 0, 0, below, marker, counts);
+    }
+
+    /// The growths `g0 ..= g1` of a top run (`t` rows of length `b`, of a
+    /// loss of `lt` tiles; growths by `first_min` or more, at most the
+    /// column bound) whose parents this process may own, and the sizes
+    /// `dmin ..= dmax` of those parents ([`Ctx::top_run_owned`]); `None`
+    /// when there are none.
+    fn top_run_growths(&self, b: u32, t: u32, first_min: u32, lt: u32, sizes: Sizes) -> Option<(u32, u32, u32, u32)> {
         let (mut g0, mut g1, mut dmin, mut dmax) = (u32::MAX, 0, u32::MAX, 0);
-        for g in r.first_min.max(1)..=r.w.min(r.dmax) {
-            let Some(&(first, last)) = self.levels_of_top_row.get((r.b + g) as usize) else { break };
+        for g in first_min.max(1)..=self.max_cols.saturating_sub(b).min(sizes.dmax) {
+            let Some(&(first, last)) = self.levels_of_top_row.get((b + g) as usize) else { break };
             // Sizes of the parents with this growth at the levels that own their top row.
-            let lo = r.dmin.max(g).max(first.saturating_sub(r.lt));
-            let hi = r.dmax.min(r.t * g).min(last.saturating_sub(r.lt));
+            let lo = sizes.dmin.max(g).max(first.saturating_sub(lt));
+            let hi = sizes.dmax.min(t.saturating_mul(g)).min(last.saturating_sub(lt));
             if first <= last && lo <= hi {
                 (g0, g1, dmin, dmax) = (g0.min(g), g, dmin.min(lo), dmax.max(hi));
             }
         }
-        if g0 <= g1 {
-            let run = Run { w: g1, first_min: g0, dmin, dmax, ..*r };
-            self.up_par::<false>(&run, r.t - 1, 0, 0, below, marker, counts);
-        }
+        (g0 <= g1).then_some((g0, g1, dmin, dmax))
     }
 
     /// Enumerates the growths `μ` of the rows of a run (`b > 0`) of every size
@@ -1571,6 +1747,17 @@ mod tests {
     use crate::game::{Position, Universe};
     use std::collections::BTreeSet;
 
+    /// The exchange's framing: every non-empty set comes back at its index
+    /// (empty ones as empty sets, none past the last non-empty one).
+    #[test]
+    fn gathered_sets_come_back_at_their_indices() {
+        let set = |ranks: &[u64]| ranks.iter().copied().collect::<RoaringTreemap>();
+        let mine = [set(&[0, 5, 1 << 40]), set(&[]), set(&[7]), set(&[3, (1 << 33) + 1]), set(&[])];
+        let got = all_gather_sets(&crate::cluster::Solo, &mine);
+        assert_eq!(got, mine[..4].to_vec());
+        assert!(all_gather_sets(&crate::cluster::Solo, &[set(&[]), set(&[])]).is_empty());
+    }
+
     /// Solves every level of `ranking` (`in_memory::sieve_levels`) on a
     /// pool of `threads` threads with thread copies of at most `share` of
     /// the marks: the losses, the most bytes the copies held, and whether
@@ -1666,61 +1853,72 @@ mod tests {
             for split in [0, 1, 2, 3, 4] {
                 for n in 1..top {
                     for (lrank, l) in positions[n as usize].iter().enumerate() {
-                        // The shares: the first or the second half of every level.
-                        let mut marks = Vec::new();
-                        let mut base = Vec::new();
-                        for m in 0..=top {
-                            let size = ranking.size(m);
-                            let (b, len) = match split {
-                                0 => (0, size),
-                                1 => (size / 2, size - size / 2),
-                                3 => (size / 4, size / 2 - size / 4),
-                                4 => (size - size / 4, size / 4),
-                                _ => {
-                                    if m % 2 == 1 {
-                                        (0, size)
-                                    } else {
-                                        (size, 0)
+                        // Pushed as an unknown loss (a table read back), and as
+                        // a scanned one or the conjugate of one.
+                        let known = if u.is_symmetric() && l.height() > l.width() {
+                            Losses::Conjugates { rows: l.height() }
+                        } else {
+                            Losses::Scanned
+                        };
+                        for kind in [Losses::Any, known] {
+                            // The shares: the first or the second half of every level.
+                            let mut marks = Vec::new();
+                            let mut base = Vec::new();
+                            for m in 0..=top {
+                                let size = ranking.size(m);
+                                let (b, len) = match split {
+                                    0 => (0, size),
+                                    1 => (size / 2, size - size / 2),
+                                    3 => (size / 4, size / 2 - size / 4),
+                                    4 => (size - size / 4, size / 4),
+                                    _ => {
+                                        if m % 2 == 1 {
+                                            (0, size)
+                                        } else {
+                                            (size, 0)
+                                        }
+                                    }
+                                };
+                                marks.push((m > n).then(|| MappedBits::anonymous(len).unwrap()));
+                                base.push(b);
+                            }
+                            let ctx = Ctx::new(&ranking, &by_suffix, &marks, &base, &[]);
+                            let whole = (n + 1..=top)
+                                .all(|m| base[m as usize] == 0 && marks[m as usize].as_ref().unwrap().len() == ranking.size(m));
+                            assert_eq!(ctx.whole, whole, "{u:?} split {split}");
+                            // Pushed as `push_decided` pushes it: only if a span of
+                            // losses holds it, with that span's sizes.
+                            let spans = ctx.loss_spans(n, 1, top - n);
+                            let mut scratch = Scratch::new(top);
+                            if let Some(span) = spans.iter().find(|s| s.range.contains(&(lrank as u64))) {
+                                let push = ctx.push_of(span, kind, n);
+                                assert!(!whole || push == Push::Unranked);
+                                ctx.push_loss(push, span, n, lrank as u64, &mut Vec::new(), &mut scratch);
+                            }
+                            scratch.marker.flush();
+                            let mut got = BTreeSet::new();
+                            for m in n + 1..=top {
+                                let bits = marks[m as usize].as_ref().unwrap();
+                                for i in 0..bits.len() {
+                                    if bits.get(i) {
+                                        got.insert((m, i + base[m as usize]));
                                     }
                                 }
-                            };
-                            marks.push((m > n).then(|| MappedBits::anonymous(len).unwrap()));
-                            base.push(b);
-                        }
-                        let ctx = Ctx::new(&ranking, &by_suffix, &marks, &base, &[]);
-                        let whole =
-                            (n + 1..=top).all(|m| base[m as usize] == 0 && marks[m as usize].as_ref().unwrap().len() == ranking.size(m));
-                        assert_eq!(ctx.whole, whole, "{u:?} split {split}");
-                        // Pushed as `push_decided` pushes it: only if a span of
-                        // losses holds it, with that span's sizes.
-                        let spans = ctx.loss_spans(n, 1, top - n);
-                        let mut scratch = Scratch::new(top);
-                        if let Some(span) = spans.iter().find(|s| s.range.contains(&(lrank as u64))) {
-                            ctx.push_parents(l.rows(), n, lrank as u64, span.sizes, &mut scratch);
-                        }
-                        scratch.marker.flush();
-                        let mut got = BTreeSet::new();
-                        for m in n + 1..=top {
-                            let bits = marks[m as usize].as_ref().unwrap();
-                            for i in 0..bits.len() {
-                                if bits.get(i) {
-                                    got.insert((m, i + base[m as usize]));
-                                }
+                                let owned = got.iter().filter(|&&(level, _)| level == m).count() as u64;
+                                assert_eq!(scratch.counts[m as usize], owned, "{u:?} {l:?}: marks counted at level {m}");
                             }
-                            let owned = got.iter().filter(|&&(level, _)| level == m).count() as u64;
-                            assert_eq!(scratch.counts[m as usize], owned, "{u:?} {l:?}: marks counted at level {m}");
+                            let want: BTreeSet<(u32, u64)> = (n + 1..=top)
+                                .flat_map(|m| positions[m as usize].iter().enumerate().map(move |(r, p)| (m, r as u64, p)))
+                                .filter(|(m, r, p)| {
+                                    (!u.is_symmetric() || p.height() <= p.width())
+                                        && *r >= base[*m as usize]
+                                        && *r < base[*m as usize] + marks[*m as usize].as_ref().unwrap().len()
+                                        && p.moves().iter().any(|(_, child)| child == l)
+                                })
+                                .map(|(m, r, _)| (m, r))
+                                .collect();
+                            assert_eq!(got, want, "{u:?}, split {split}, {kind:?}: the parents of {l:?}");
                         }
-                        let want: BTreeSet<(u32, u64)> = (n + 1..=top)
-                            .flat_map(|m| positions[m as usize].iter().enumerate().map(move |(r, p)| (m, r as u64, p)))
-                            .filter(|(m, r, p)| {
-                                (!u.is_symmetric() || p.height() <= p.width())
-                                    && *r >= base[*m as usize]
-                                    && *r < base[*m as usize] + marks[*m as usize].as_ref().unwrap().len()
-                                    && p.moves().iter().any(|(_, child)| child == l)
-                            })
-                            .map(|(m, r, _)| (m, r))
-                            .collect();
-                        assert_eq!(got, want, "{u:?}, split {split}: the parents of {l:?}");
                     }
                 }
             }
