@@ -549,7 +549,9 @@ impl Frontier {
         let mine: Vec<RoaringTreemap> = std::iter::once(found).chain(conjugates.into_iter().skip(1)).map(Found::finish).collect();
         let mut all = RoaringTreemap::new();
         if ranks == 1 {
-            mine.into_iter().for_each(|set| all |= set);
+            let mut sets = mine.into_iter();
+            all = sets.next().unwrap_or_default(); // (a move: most of them)
+            sets.for_each(|set| all |= set);
         } else {
             // Exchange the losses, and push the others' losses to the
             // parents this process owns. Every parent is owned by one
@@ -558,9 +560,10 @@ impl Frontier {
             // (unranked, one look-up a tile, unless only its top run's
             // growths are owned here).
             for (i, set) in all_gather_sets(comm, &mine).into_iter().enumerate() {
-                let others = mine.get(i).map_or_else(|| set.clone(), |m| &set - m);
+                // (None of them is this process's when it has no set of this index.)
+                let others = mine.get(i).map(|m| &set - m);
                 let kind = if i == 0 { Losses::Scanned } else { Losses::Conjugates { rows: i as u32 } };
-                self.push_losses(ranking, n, &others, n + 1, kind);
+                self.push_losses(ranking, n, others.as_ref().unwrap_or(&set), n + 1, kind);
                 if i == 0 {
                     all = set; // (a move: the scanned losses are most of them)
                 } else {
@@ -1196,7 +1199,7 @@ impl<'a> Ctx<'a> {
             // (Its top row is shorter than its rows are many.)
             Losses::Conjugates { rows } if span.top_row < rows => {
                 let first_min = rows - span.top_row;
-                match self.top_run_growths(span.top_row, u32::MAX, first_min, n, span.sizes) {
+                match self.top_run_growths(span.top_row, u32::MAX, first_min, n, span.sizes.dmin, span.sizes.dmax) {
                     Some(_) => Push::TopRun { first_min },
                     None => Push::Skip,
                 }
@@ -1256,11 +1259,8 @@ impl<'a> Ctx<'a> {
             }
             (acc, s, t) = (acc + q, s - c, t + 1);
         }
-        let w = self.max_cols.saturating_sub(c);
-        if first_min > w.min(dmax) {
-            return;
-        }
         let Scratch { marker, counts, zeros, .. } = scratch;
+        let w = self.max_cols.saturating_sub(c);
         let run = Run { a: 0, b: c, t, w, first_min, suffix_below: s, lt, dmin, dmax, pre: &zeros[..] };
         self.top_run_owned(&run, lrank - acc, marker, counts);
     }
@@ -1467,29 +1467,28 @@ impl<'a> Ctx<'a> {
     /// sizes that pass bound the enumeration: the rows below the top are
     /// not grown for parents all outside this process's ranks.
     fn top_run_owned(&self, r: &Run<'_>, below: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
-        let sizes = Sizes::all(r.dmin, r.dmax);
-        let Some((g0, g1, dmin, dmax)) = self.top_run_growths(r.b, r.t, r.first_min, r.lt, sizes) else { return };
+        let Some((g0, g1, dmin, dmax)) = self.top_run_growths(r.b, r.t, r.first_min, r.lt, r.dmin, r.dmax) else { return };
         let run = Run { w: g1.min(r.w), first_min: g0, dmin, dmax, ..*r };
         self.up_par::<false>(&run, r.t - 1, 0, 0, below, marker, counts);
     }
 
     /// The growths `g0 ..= g1` of a top run (`t` rows of length `b`, of a
     /// loss of `lt` tiles; growths by `first_min` or more, at most the
-    /// column bound) whose parents this process may own, and the sizes
-    /// `dmin ..= dmax` of those parents ([`Ctx::top_run_owned`]); `None`
-    /// when there are none.
-    fn top_run_growths(&self, b: u32, t: u32, first_min: u32, lt: u32, sizes: Sizes) -> Option<(u32, u32, u32, u32)> {
-        let (mut g0, mut g1, mut dmin, mut dmax) = (u32::MAX, 0, u32::MAX, 0);
-        for g in first_min.max(1)..=self.max_cols.saturating_sub(b).min(sizes.dmax) {
+    /// column bound) whose parents with `dmin ..= dmax` more tiles this
+    /// process may own, and the sizes of those parents, `lo ..= hi`
+    /// ([`Ctx::top_run_owned`]); `None` when there are none.
+    fn top_run_growths(&self, b: u32, t: u32, first_min: u32, lt: u32, dmin: u32, dmax: u32) -> Option<(u32, u32, u32, u32)> {
+        let (mut g0, mut g1, mut lo, mut hi) = (u32::MAX, 0, u32::MAX, 0);
+        for g in first_min.max(1)..=self.max_cols.saturating_sub(b).min(dmax) {
             let Some(&(first, last)) = self.levels_of_top_row.get((b + g) as usize) else { break };
             // Sizes of the parents with this growth at the levels that own their top row.
-            let lo = sizes.dmin.max(g).max(first.saturating_sub(lt));
-            let hi = sizes.dmax.min(t.saturating_mul(g)).min(last.saturating_sub(lt));
-            if first <= last && lo <= hi {
-                (g0, g1, dmin, dmax) = (g0.min(g), g, dmin.min(lo), dmax.max(hi));
+            let from = dmin.max(g).max(first.saturating_sub(lt));
+            let to = dmax.min(t.saturating_mul(g)).min(last.saturating_sub(lt));
+            if first <= last && from <= to {
+                (g0, g1, lo, hi) = (g0.min(g), g, lo.min(from), hi.max(to));
             }
         }
-        (g0 <= g1).then_some((g0, g1, dmin, dmax))
+        (g0 <= g1).then_some((g0, g1, lo, hi))
     }
 
     /// Enumerates the growths `μ` of the rows of a run (`b > 0`) of every size
