@@ -29,7 +29,7 @@ use crate::index::{split, Ranking, Visit};
 use crate::store::mapped::MappedBits;
 use crate::store::SortedRanks;
 use rayon::prelude::*;
-use roaring::RoaringTreemap;
+use roaring::{MultiOps, RoaringTreemap};
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -547,11 +547,12 @@ impl Frontier {
         self.pushed = add_counts(std::mem::take(&mut self.pushed), scratch.counts);
         // The scanned losses, then their conjugates with 1, 2, … rows (none has 0).
         let mine: Vec<RoaringTreemap> = std::iter::once(found).chain(conjugates.into_iter().skip(1)).map(Found::finish).collect();
-        let mut all = RoaringTreemap::new();
-        if ranks == 1 {
-            let mut sets = mine.into_iter();
-            all = sets.next().unwrap_or_default(); // (a move: most of them)
-            sets.for_each(|set| all |= set);
+        // The level's losses: one union of the sets, which turns a container
+        // held by several into a bitmap once (ORing the sets in one by one
+        // copied an array container at every set that shares it: the
+        // conjugates by rows share many, and every process unites them all).
+        let all = if ranks == 1 {
+            mine.union()
         } else {
             // Exchange the losses, and push the others' losses to the
             // parents this process owns. Every parent is owned by one
@@ -559,18 +560,15 @@ impl Frontier {
             // found the loss, from the gathered ranks when another did
             // (unranked, one look-up a tile, unless only its top run's
             // growths are owned here).
-            for (i, set) in all_gather_sets(comm, &mine).into_iter().enumerate() {
+            let sets = all_gather_sets(comm, &mine);
+            for (i, set) in sets.iter().enumerate() {
                 // (None of them is this process's when it has no set of this index.)
-                let others = mine.get(i).map(|m| &set - m);
+                let others = mine.get(i).map(|m| set - m);
                 let kind = if i == 0 { Losses::Scanned } else { Losses::Conjugates { rows: i as u32 } };
-                self.push_losses(ranking, n, others.as_ref().unwrap_or(&set), n + 1, kind);
-                if i == 0 {
-                    all = set; // (a move: the scanned losses are most of them)
-                } else {
-                    all |= set;
-                }
+                self.push_losses(ranking, n, others.as_ref().unwrap_or(set), n + 1, kind);
             }
-        }
+            sets.union()
+        };
         LevelLosses { ranks: all, marks: self.pushed[n as usize], scanned }
     }
 }
@@ -585,7 +583,7 @@ fn all_gather_sets(comm: &dyn Comm, mine: &[RoaringTreemap]) -> Vec<RoaringTreem
         bytes.extend_from_slice(&set.serialized_size().to_le_bytes());
         set.serialize_into(&mut bytes).expect("writing to memory");
     }
-    let mut sets: Vec<RoaringTreemap> = Vec::new();
+    let mut parts: Vec<Vec<RoaringTreemap>> = Vec::new();
     for part in comm.all_gather(&bytes) {
         let mut part = &part[..];
         while !part.is_empty() {
@@ -593,14 +591,14 @@ fn all_gather_sets(comm: &dyn Comm, mine: &[RoaringTreemap]) -> Vec<RoaringTreem
             let i = u32::from_le_bytes(head[..4].try_into().expect("4 bytes")) as usize;
             let len = u64::from_le_bytes(head[4..].try_into().expect("8 bytes")) as usize;
             let set = RoaringTreemap::deserialize_from(&rest[..len]).expect("a bitmap serialized by a peer process");
-            if sets.len() <= i {
-                sets.resize_with(i + 1, RoaringTreemap::new);
+            if parts.len() <= i {
+                parts.resize_with(i + 1, Vec::new);
             }
-            sets[i] |= set;
+            parts[i].push(set);
             part = &rest[len..];
         }
     }
-    sets
+    parts.into_iter().map(MultiOps::union).collect()
 }
 
 /// Runs `f` on a worker of the current pool (the global pool outside any),
