@@ -60,15 +60,29 @@ pub fn unit_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], canonical: boo
         .collect()
 }
 
-/// The weight of canonical positions in a [`Balance::Both`] split (all
-/// positions weigh the rest). The canonical share follows the work (marks
-/// and parents enumerated), the share of all positions the memory (mark
-/// bits). Measured with 4 processes on losses to 110 tiles, largest process
-/// over one process (enumerated / peak memory): weight 0.5 gives 0.354 /
-/// 0.454, 0.6 gives 0.343 / 0.487, 0.65 gives 0.336 / 0.501, 0.7 gives
-/// 0.327 / 0.518, 1 gives 0.291 / 0.600: 0.6 keeps the enumeration under
-/// 0.35 and the memory under 0.5 (`bench/runs/2026-12-04-kvm-2core/split-weight.md`).
-pub const CANONICAL_WEIGHT: f64 = 0.6;
+/// The weight of the work in a [`Balance::Both`] split (the memory weighs
+/// the rest). The work of a share is its canonical positions, each weighing
+/// [`work_of_top_row`]; its memory is its positions (mark bits). Measured
+/// with 4 processes on losses to 110 tiles, the largest process's compute
+/// over one process's and its peak memory over one process's: 0.6 gives
+/// 0.388 / 0.426, 0.85 (canonical positions unweighted) 0.339 / 0.505, 0.9
+/// 0.342 / 0.492: 0.9 keeps both under 0.35 and 0.5
+/// (`bench/runs/2026-12-05-kvm-2core/cluster-balance.md`).
+pub const CANONICAL_WEIGHT: f64 = 0.9;
+
+/// How a canonical position's work falls with its top row (see
+/// [`work_of_top_row`]).
+pub const WORK_TILT: f64 = 0.45;
+
+/// The work of a canonical position of level `n` with top row `c`, relative
+/// to others: `(c / √n)^−WORK_TILT`. Long top rows cost less: their parents
+/// have fewer rows to rank and their marks fall closer together. Fitted to
+/// the compute of 4 processes' shares on losses to 110 tiles (canonical
+/// positions alone left the last share's process 16 % below the others'
+/// mean, the first's 20 % above).
+pub fn work_of_top_row(n: u32, c: u32) -> f64 {
+    (c as f64 / (n as f64).sqrt()).powf(-WORK_TILT)
+}
 
 /// What a split of a level into shares balances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,9 +91,10 @@ pub enum Balance {
     All,
     /// Canonical positions only (work that visits one of each conjugate pair).
     Canonical,
-    /// Both at once, canonical positions weighing [`CANONICAL_WEIGHT`]: the
-    /// sieve's shares, whose mark bits cost memory for every position while
-    /// its work falls on canonical ones (denser where top rows are long).
+    /// Both at once, the work weighing [`CANONICAL_WEIGHT`]: the sieve's
+    /// shares, whose mark bits cost memory for every position while its
+    /// work falls on canonical ones (denser where top rows are long), each
+    /// weighing [`work_of_top_row`].
     Both,
 }
 
@@ -90,11 +105,12 @@ fn balance_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], balance: Balanc
         Balance::Canonical => unit_weights(ranking, n, units, true),
         Balance::Both => {
             let (all, canonical) = (unit_weights(ranking, n, units, false), unit_weights(ranking, n, units, true));
-            let (ta, tc) = (all.iter().sum::<u64>().max(1) as f64, canonical.iter().sum::<u64>().max(1) as f64);
+            let work: Vec<f64> = canonical.iter().zip(units).map(|(&c, u)| c as f64 * work_of_top_row(n, u[0] as u32)).collect();
+            let (ta, tw) = (all.iter().sum::<u64>().max(1) as f64, work.iter().sum::<f64>().max(1.0));
             // Each share of the whole scaled to 2^41 (exact enough for balance, no overflow).
-            let (wa, wc) = (1.0 - CANONICAL_WEIGHT, CANONICAL_WEIGHT);
+            let (wa, ww) = (1.0 - CANONICAL_WEIGHT, CANONICAL_WEIGHT);
             let scale = (1u64 << 41) as f64;
-            all.iter().zip(&canonical).map(|(&a, &c)| ((wa * a as f64 / ta + wc * c as f64 / tc) * scale) as u64).collect()
+            all.iter().zip(&work).map(|(&a, &w)| ((wa * a as f64 / ta + ww * w / tw) * scale) as u64).collect()
         }
     }
 }
@@ -171,6 +187,39 @@ pub fn share_range(ranking: &Ranking, n: u32, balance: Balance, part: usize, par
     start..start + len
 }
 
+/// Canonical positions per position below which a work unit's mark bits
+/// are sparse: [`dense_ranges`] leaves them off huge pages.
+pub const DENSE: f64 = 1.0 / 8.0;
+
+/// The rank ranges within `range` of level `n` where mark bits are dense:
+/// units at least [`DENSE`] of whose positions are canonical (a symmetric
+/// universe marks only those; elsewhere every position is). Runs of such
+/// units, merged, in order. Tall, narrow positions (short top rows) are
+/// rarely canonical: at 110 tiles those with top rows up to 16 are 22 % of
+/// the level and 1.4 % of its canonical positions.
+pub fn dense_ranges(ranking: &Ranking, n: u32, range: Range<u64>) -> Vec<Range<u64>> {
+    if !ranking.universe().is_symmetric() || range.is_empty() {
+        return vec![range];
+    }
+    let units = level_units(ranking, n);
+    let canonical = unit_weights(ranking, n, &units, true);
+    let mut dense: Vec<Range<u64>> = Vec::new();
+    let mut start = 0u64;
+    for (u, c) in units.iter().zip(canonical) {
+        let size = prefix_size(ranking, n, u);
+        let unit = start.max(range.start)..(start + size).min(range.end);
+        start += size;
+        if unit.is_empty() || (c as f64) < DENSE * size as f64 {
+            continue;
+        }
+        match dense.last_mut() {
+            Some(last) if last.end == unit.start => last.end = unit.end,
+            _ => dense.push(unit),
+        }
+    }
+    dense
+}
+
 /// Cuts weighted units into `parts` contiguous runs of about equal total
 /// weight; returns the unit range of `part`.
 pub fn split_weighted(weights: &[u64], parts: usize, part: usize) -> Range<usize> {
@@ -216,6 +265,69 @@ mod tests {
             }
             assert_eq!(next, w.len());
         }
+    }
+
+    #[test]
+    fn sieve_shares_tile_every_level() {
+        use crate::game::Universe;
+        for u in [Universe::tiles(40), Universe::boxed(6, 9), Universe::boxed(7, 7)] {
+            let ranking = Ranking::new(&u).unwrap();
+            for n in 1..=u.max_tiles() {
+                for parts in 1..=5 {
+                    let mut next = 0;
+                    for part in 0..parts {
+                        let range = share_range(&ranking, n, Balance::Both, part, parts);
+                        let units = level_share(&ranking, n, Balance::Both, part, parts);
+                        assert_eq!(units.iter().map(|p| prefix_size(&ranking, n, p)).sum::<u64>(), range.end - range.start);
+                        if !range.is_empty() {
+                            assert_eq!(range.start, next, "{u:?} level {n}, share {part} of {parts}");
+                            next = range.end;
+                        }
+                    }
+                    assert_eq!(next, ranking.size(n));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dense_ranges_are_the_units_mostly_canonical() {
+        use crate::game::Universe;
+        let ranking = Ranking::new(&Universe::tiles(36)).unwrap();
+        for n in [1, 2, 9, 20, 36] {
+            let size = ranking.size(n);
+            let dense = dense_ranges(&ranking, n, 0..size);
+            assert!(dense.windows(2).all(|w| w[0].end < w[1].start), "sorted, disjoint, merged");
+            // Each unit, counted position by position, lies in a dense range
+            // exactly when at least DENSE of its positions are canonical.
+            let mut start = 0;
+            let (mut canonical, mut outside) = (0, 0);
+            for u in level_units(&ranking, n) {
+                let size = prefix_size(&ranking, n, &u);
+                let can = (start..start + size)
+                    .filter(|&r| {
+                        let p = ranking.unrank(n, r).unwrap();
+                        p.rows().len() <= p.rows()[0] as usize
+                    })
+                    .count() as u64;
+                let inside = dense.iter().any(|d| d.start <= start && start + size <= d.end);
+                if size > 0 {
+                    assert_eq!(inside, can as f64 >= DENSE * size as f64, "level {n} unit {u:?}: {can} of {size} canonical");
+                    assert!(inside || !dense.iter().any(|d| d.start < start + size && start < d.end));
+                }
+                canonical += can;
+                outside += if inside { 0 } else { can };
+                start += size;
+            }
+            assert!(outside * 20 <= canonical, "level {n}: {outside} of {canonical} canonical positions off the dense ranges");
+            // Within a part of the level: the same ranges, cut to it.
+            let part = size / 3..size - size / 4;
+            let cut: Vec<_> = dense.iter().map(|d| d.start.max(part.start)..d.end.min(part.end)).filter(|d| !d.is_empty()).collect();
+            assert_eq!(dense_ranges(&ranking, n, part), cut, "level {n}");
+        }
+        // Where every position is marked, the whole range is dense.
+        let boxed = Ranking::new(&Universe::boxed(5, 8)).unwrap();
+        assert_eq!(dense_ranges(&boxed, 20, 3..50), vec![3..50]);
     }
 
     #[test]
