@@ -64,10 +64,10 @@ pub fn unit_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], canonical: boo
 /// the rest). The work of a share is its canonical positions, each weighing
 /// [`work_of_top_row`]; its memory is its positions (mark bits). Measured
 /// with 4 processes on losses to 110 tiles, the largest process's compute
-/// over one process's and its peak memory over one process's: 0.6 gives
-/// 0.388 / 0.426, 0.85 (canonical positions unweighted) 0.339 / 0.505, 0.9
-/// 0.342 / 0.492: 0.9 keeps both under 0.35 and 0.5
-/// (`bench/runs/2026-12-05-kvm-2core/cluster-balance.md`).
+/// over the 4 processes' mean and process 0's peak memory over one
+/// process's: 0.6 gives 1.20 / 0.426, 0.85 (canonical positions
+/// unweighted) 1.087 / 0.505, 0.9 1.075–1.083 / 0.492: 0.9 keeps the
+/// memory under half (`bench/runs/2026-12-05-kvm-2core/cluster-balance.md`).
 pub const CANONICAL_WEIGHT: f64 = 0.9;
 
 /// How a canonical position's work falls with its top row (see
@@ -75,11 +75,10 @@ pub const CANONICAL_WEIGHT: f64 = 0.9;
 pub const WORK_TILT: f64 = 0.45;
 
 /// The work of a canonical position of level `n` with top row `c`, relative
-/// to others: `(c / √n)^−WORK_TILT`. Long top rows cost less: their parents
-/// have fewer rows to rank and their marks fall closer together. Fitted to
-/// the compute of 4 processes' shares on losses to 110 tiles (canonical
-/// positions alone left the last share's process 16 % below the others'
-/// mean, the first's 20 % above).
+/// to others: `(c / √n)^−WORK_TILT`. A long top row costs less per
+/// position. Fitted to the compute of 4 processes' shares on losses to 110
+/// tiles: with canonical positions alone the first share's process computed
+/// 15 % above the mean and the last's 20 % below.
 pub fn work_of_top_row(n: u32, c: u32) -> f64 {
     (c as f64 / (n as f64).sqrt()).powf(-WORK_TILT)
 }
@@ -187,37 +186,33 @@ pub fn share_range(ranking: &Ranking, n: u32, balance: Balance, part: usize, par
     start..start + len
 }
 
-/// Canonical positions per position below which a work unit's mark bits
-/// are sparse: [`dense_ranges`] leaves them off huge pages.
+/// Canonical positions per position below which a top row's mark bits are
+/// sparse: [`dense_from`] leaves them off huge pages.
 pub const DENSE: f64 = 1.0 / 8.0;
 
-/// The rank ranges within `range` of level `n` where mark bits are dense:
-/// units at least [`DENSE`] of whose positions are canonical (a symmetric
-/// universe marks only those; elsewhere every position is). Runs of such
-/// units, merged, in order. Tall, narrow positions (short top rows) are
-/// rarely canonical: at 110 tiles those with top rows up to 16 are 22 % of
-/// the level and 1.4 % of its canonical positions.
-pub fn dense_ranges(ranking: &Ranking, n: u32, range: Range<u64>) -> Vec<Range<u64>> {
-    if !ranking.universe().is_symmetric() || range.is_empty() {
-        return vec![range];
+/// The first rank of level `n` whose mark bits are dense: that of the
+/// first top row at least [`DENSE`] of whose positions are canonical (a
+/// symmetric universe marks only those; elsewhere every position is, and
+/// this is 0). The canonical share grows with the top row: at 110 tiles the
+/// positions with top rows up to 16 are 22 % of the level and 1.4 % of its
+/// canonical positions, and those from 17 on are held on huge pages. (The
+/// first units of each top row, with many rows, are sparse too, but small:
+/// leaving them off huge pages as well would cut the dense bits into pieces
+/// shorter than a huge page, and one process's time grew by 9 %.)
+pub fn dense_from(ranking: &Ranking, n: u32) -> u64 {
+    if !ranking.universe().is_symmetric() {
+        return 0;
     }
-    let units = level_units(ranking, n);
-    let canonical = unit_weights(ranking, n, &units, true);
-    let mut dense: Vec<Range<u64>> = Vec::new();
-    let mut start = 0u64;
-    for (u, c) in units.iter().zip(canonical) {
-        let size = prefix_size(ranking, n, u);
-        let unit = start.max(range.start)..(start + size).min(range.end);
+    let mut start = 0;
+    for c in 1..=n.min(ranking.max_part()) {
+        let top = [vec![c as u8]];
+        let size = prefix_size(ranking, n, &top[0]);
+        if unit_weights(ranking, n, &top, true)[0] as f64 >= DENSE * size as f64 {
+            return start;
+        }
         start += size;
-        if unit.is_empty() || (c as f64) < DENSE * size as f64 {
-            continue;
-        }
-        match dense.last_mut() {
-            Some(last) if last.end == unit.start => last.end = unit.end,
-            _ => dense.push(unit),
-        }
     }
-    dense
+    start
 }
 
 /// Cuts weighted units into `parts` contiguous runs of about equal total
@@ -291,43 +286,35 @@ mod tests {
     }
 
     #[test]
-    fn dense_ranges_are_the_units_mostly_canonical() {
+    fn dense_bits_start_at_the_first_top_row_mostly_canonical() {
         use crate::game::Universe;
         let ranking = Ranking::new(&Universe::tiles(36)).unwrap();
         for n in [1, 2, 9, 20, 36] {
-            let size = ranking.size(n);
-            let dense = dense_ranges(&ranking, n, 0..size);
-            assert!(dense.windows(2).all(|w| w[0].end < w[1].start), "sorted, disjoint, merged");
-            // Each unit, counted position by position, lies in a dense range
-            // exactly when at least DENSE of its positions are canonical.
-            let mut start = 0;
-            let (mut canonical, mut outside) = (0, 0);
-            for u in level_units(&ranking, n) {
-                let size = prefix_size(&ranking, n, &u);
+            let from = dense_from(&ranking, n);
+            // Top row by top row, counted position by position.
+            let (mut start, mut canonical, mut before) = (0, 0, 0);
+            for c in 1..=n {
+                let size = prefix_size(&ranking, n, &[c as u8]);
                 let can = (start..start + size)
                     .filter(|&r| {
                         let p = ranking.unrank(n, r).unwrap();
                         p.rows().len() <= p.rows()[0] as usize
                     })
                     .count() as u64;
-                let inside = dense.iter().any(|d| d.start <= start && start + size <= d.end);
-                if size > 0 {
-                    assert_eq!(inside, can as f64 >= DENSE * size as f64, "level {n} unit {u:?}: {can} of {size} canonical");
-                    assert!(inside || !dense.iter().any(|d| d.start < start + size && start < d.end));
+                if start < from {
+                    assert!(start + size <= from, "level {n}: top rows are not cut");
+                    assert!((can as f64) < DENSE * size as f64, "level {n} top row {c}: {can} of {size} canonical, sparse");
+                    before += can;
+                } else if start == from && size > 0 {
+                    assert!(can as f64 >= DENSE * size as f64, "level {n} top row {c}: {can} of {size} canonical, dense");
                 }
                 canonical += can;
-                outside += if inside { 0 } else { can };
                 start += size;
             }
-            assert!(outside * 20 <= canonical, "level {n}: {outside} of {canonical} canonical positions off the dense ranges");
-            // Within a part of the level: the same ranges, cut to it.
-            let part = size / 3..size - size / 4;
-            let cut: Vec<_> = dense.iter().map(|d| d.start.max(part.start)..d.end.min(part.end)).filter(|d| !d.is_empty()).collect();
-            assert_eq!(dense_ranges(&ranking, n, part), cut, "level {n}");
+            assert!(before * 20 <= canonical, "level {n}: {before} of {canonical} canonical positions off huge pages");
         }
-        // Where every position is marked, the whole range is dense.
-        let boxed = Ranking::new(&Universe::boxed(5, 8)).unwrap();
-        assert_eq!(dense_ranges(&boxed, 20, 3..50), vec![3..50]);
+        // Where every position is marked, every bit is dense.
+        assert_eq!(dense_from(&Ranking::new(&Universe::boxed(5, 8)).unwrap(), 20), 0);
     }
 
     #[test]

@@ -100,10 +100,11 @@ pub struct LevelLosses {
 /// work of marks and scan, denser where top rows are long, and cheaper)
 /// at once, the work weighing more ([`split::CANONICAL_WEIGHT`]): with 4
 /// processes the largest enumerates 0.31 of one process's parents, computes
-/// 0.34 of its time and peaks under half its memory. Bits are on huge pages
-/// only where canonical positions are dense ([`split::dense_ranges`]): the
-/// first share is mostly tall positions, rarely marked. Each process pushes the losses its scan finds at once, from
-/// their rows, marking only the parents it owns; the others' losses are
+/// 0.37 of its time and peaks under half its memory. Bits are on huge
+/// pages only where canonical positions are dense ([`split::dense_from`]):
+/// the first share is mostly tall positions, rarely marked. Each process
+/// pushes the losses its scan finds at once, from their rows, marking only
+/// the parents it owns; the others' losses are
 /// gathered (as roaring sets, and held as one while they are pushed) and
 /// pushed from their ranks: unranked where this process may own a parent
 /// that keeps a loss's top row, else only its top run's growths, read off
@@ -340,9 +341,8 @@ impl Frontier {
         let end = Self::epoch_end(ranking, from, self.hold);
         for n in from..=end {
             let range = split::share_range(ranking, n, SHARES, comm.process(), comm.processes());
-            let huge: Vec<_> =
-                split::dense_ranges(ranking, n, range.clone()).into_iter().map(|r| r.start - range.start..r.end - range.start).collect();
-            self.marks[n as usize] = Some(MappedBits::anonymous_huge_in(range.end - range.start, &huge)?);
+            let dense = split::dense_from(ranking, n).saturating_sub(range.start);
+            self.marks[n as usize] = Some(MappedBits::anonymous_dense_from(range.end - range.start, dense)?);
         }
         self.horizon = end;
         Ok(())

@@ -10,7 +10,6 @@
 use memmap2::{Mmap, MmapMut, MmapOptions};
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
@@ -32,29 +31,26 @@ impl MappedBits {
         Ok(MappedBits { map: anonymous_map(words * 8)?, len })
     }
 
-    /// [`MappedBits::anonymous`], on huge pages only within the bit ranges
-    /// `huge` (those marked densely: a huge page is committed whole at its
+    /// [`MappedBits::anonymous`], on huge pages only from bit `dense` on
+    /// (the bits marked densely: a huge page is committed whole at its
     /// first mark, and where marks are sparse most of it stays unused).
     ///
     /// # Errors
     /// When the memory cannot be mapped.
-    pub fn anonymous_huge_in(len: u64, huge: &[Range<u64>]) -> io::Result<Self> {
+    pub fn anonymous_dense_from(len: u64, dense: u64) -> io::Result<Self> {
         let words = len.div_ceil(64).max(1);
         let map = MmapOptions::new().len((words * 8) as usize).map_anon()?;
         #[cfg(target_os = "linux")]
-        for r in huge {
-            // The whole huge pages inside the range (the map is page aligned;
+        {
+            // The whole huge pages from there on (the map is page aligned;
             // the kernel aligns huge pages to their size in the address space).
             const HUGE: usize = 2 << 20;
             let at = map.as_ptr() as usize;
-            let start = (at + (r.start / 8) as usize).next_multiple_of(HUGE) - at;
-            let end = ((at + (r.end.min(len) / 8) as usize) / HUGE * HUGE).saturating_sub(at);
-            if start < end {
-                let _ = map.advise_range(memmap2::Advice::HugePage, start, end - start);
+            let start = (at + (dense.min(len) / 8) as usize).next_multiple_of(HUGE) - at;
+            if start < map.len() {
+                let _ = map.advise_range(memmap2::Advice::HugePage, start, map.len() - start);
             }
         }
-        #[cfg(not(target_os = "linux"))]
-        let _ = huge;
         Ok(MappedBits { map, len })
     }
 
@@ -252,17 +248,19 @@ mod tests {
 
     #[test]
     fn bits_partly_on_huge_pages_read_back_what_was_set() {
-        // 64 MiB of bits, huge pages advised in two ranges (one not aligned,
-        // one past the end), the rest on the system's default pages.
+        // 64 MiB of bits, huge pages advised from an unaligned bit on, the
+        // rest on the system's default pages; and none at all.
         let len = 1u64 << 29;
-        let bits = MappedBits::anonymous_huge_in(len, &[3..(40 << 20) * 8 + 5, (50 << 23)..len + 999]).unwrap();
-        let at = |i: u64| i * 536_869 % len;
-        for i in 0..2000 {
-            assert!(bits.set(at(i)), "bit {} was clear", at(i));
+        for dense in [(40 << 23) + 5, len + 1] {
+            let bits = MappedBits::anonymous_dense_from(len, dense).unwrap();
+            let at = |i: u64| i * 536_869 % len;
+            for i in 0..2000 {
+                assert!(bits.set(at(i)), "bit {} was clear", at(i));
+            }
+            assert!(!bits.set(at(7)), "set twice");
+            assert!((0..2000).all(|i| bits.get(at(i))));
+            let set: u64 = bits.words().iter().map(|w| w.load(Ordering::Relaxed).count_ones() as u64).sum();
+            assert_eq!(set, 2000, "the rest stays clear");
         }
-        assert!(!bits.set(at(7)), "set twice");
-        assert!((0..2000).all(|i| bits.get(at(i))));
-        let set: u64 = bits.words().iter().map(|w| w.load(Ordering::Relaxed).count_ones() as u64).sum();
-        assert_eq!(set, 2000, "the rest stays clear");
     }
 }
