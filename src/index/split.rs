@@ -68,7 +68,7 @@ pub fn unit_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], canonical: boo
 /// process's: 0.6 gives 1.20 / 0.426, 0.85 (canonical positions
 /// unweighted) 1.087 / 0.505, 0.9 1.075–1.083 / 0.492: 0.9 keeps the
 /// memory under half (`bench/runs/2026-12-05-kvm-2core/cluster-balance.md`).
-pub const CANONICAL_WEIGHT: f64 = 0.9;
+pub const WORK_WEIGHT: f64 = 0.9;
 
 /// How a canonical position's work falls with its top row (see
 /// [`work_of_top_row`]).
@@ -90,7 +90,7 @@ pub enum Balance {
     All,
     /// Canonical positions only (work that visits one of each conjugate pair).
     Canonical,
-    /// Both at once, the work weighing [`CANONICAL_WEIGHT`]: the sieve's
+    /// Both at once, the work weighing [`WORK_WEIGHT`]: the sieve's
     /// shares, whose mark bits cost memory for every position while its
     /// work falls on canonical ones (denser where top rows are long), each
     /// weighing [`work_of_top_row`].
@@ -107,7 +107,7 @@ fn balance_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], balance: Balanc
             let work: Vec<f64> = canonical.iter().zip(units).map(|(&c, u)| c as f64 * work_of_top_row(n, u[0] as u32)).collect();
             let (ta, tw) = (all.iter().sum::<u64>().max(1) as f64, work.iter().sum::<f64>().max(1.0));
             // Each share of the whole scaled to 2^41 (exact enough for balance, no overflow).
-            let (wa, ww) = (1.0 - CANONICAL_WEIGHT, CANONICAL_WEIGHT);
+            let (wa, ww) = (1.0 - WORK_WEIGHT, WORK_WEIGHT);
             let scale = (1u64 << 41) as f64;
             all.iter().zip(&work).map(|(&a, &w)| ((wa * a as f64 / ta + ww * w / tw) * scale) as u64).collect()
         }

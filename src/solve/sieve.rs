@@ -98,18 +98,18 @@ pub struct LevelLosses {
 /// (its share of the scan) and holds the marks of that range only. Shares
 /// balance all positions (the memory of their bits) and canonical ones (the
 /// work of marks and scan, denser where top rows are long, and cheaper)
-/// at once, the work weighing more ([`split::CANONICAL_WEIGHT`]): with 4
+/// at once, the work weighing more ([`split::WORK_WEIGHT`]): with 4
 /// processes the largest enumerates 0.31 of one process's parents, computes
 /// 0.37 of its time and peaks under half its memory. Bits are on huge
 /// pages only where canonical positions are dense ([`split::dense_from`]):
 /// the first share is mostly tall positions, rarely marked. Each process
 /// pushes the losses its scan finds at once, from their rows, marking only
-/// the parents it owns; the others' losses are
-/// gathered (as roaring sets, and held as one while they are pushed) and
-/// pushed from their ranks: unranked where this process may own a parent
-/// that keeps a loss's top row, else only its top run's growths, read off
-/// the rank (the conjugates of scanned losses are exchanged by number of
-/// rows, which bounds those growths).
+/// the parents it owns; the others' losses are gathered (as roaring sets,
+/// and held as one while they are pushed) and pushed from their ranks:
+/// unranked where this process may own a parent that keeps a loss's top
+/// row, else only its top run's growths, read off the rank (the conjugates
+/// of scanned losses are exchanged by number of rows, which bounds those
+/// growths).
 pub struct Frontier {
     /// Largest level.
     top: u32,

@@ -27,8 +27,7 @@ impl MappedBits {
     /// # Errors
     /// When the memory cannot be mapped.
     pub fn anonymous(len: u64) -> io::Result<Self> {
-        let words = len.div_ceil(64).max(1);
-        Ok(MappedBits { map: anonymous_map(words * 8)?, len })
+        Self::anonymous_dense_from(len, 0)
     }
 
     /// [`MappedBits::anonymous`], on huge pages only from bit `dense` on

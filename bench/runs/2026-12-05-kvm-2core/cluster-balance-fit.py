@@ -3,7 +3,7 @@
 
 Usage: cluster-balance-fit.py RUN.json:WEIGHT:TILT ...   (reports of
 `mpiexec -n 4 chomp solve --max-tiles 110 --report-json RUN.json`, each with
-the split's CANONICAL_WEIGHT and WORK_TILT it ran with)
+the split's WORK_WEIGHT and WORK_TILT it ran with)
 
 Each unit (prefix of one or two top rows) of level 110 is counted (all
 positions, canonical positions), the shares each run used are rebuilt, and
