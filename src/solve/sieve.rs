@@ -438,13 +438,23 @@ impl Frontier {
     /// every process, or read back from its table on resume or when an
     /// epoch opens) into this process's range of the held levels above `from − 1`.
     pub fn push_decided(&mut self, ranking: &Ranking, n: u32, ranks: &(impl SortedRanks + ?Sized), from: u32) {
-        self.push_losses(ranking, n, ranks, from, Losses::Any);
+        self.push_losses(ranking, n, ranks, from, Losses::Any, 0..0);
     }
 
     /// [`Frontier::push_decided`] for losses of a known `kind`: those of
     /// which this process owns only parents that grow the top run are
     /// pushed from their ranks, without unranking them ([`Ctx::push_top_run`]).
-    fn push_losses(&mut self, ranking: &Ranking, n: u32, ranks: &(impl SortedRanks + ?Sized), from: u32, kind: Losses) {
+    /// The ranks in `skip` are not pushed.
+    #[allow(clippy::too_many_arguments)]
+    fn push_losses(
+        &mut self,
+        ranking: &Ranking,
+        n: u32,
+        ranks: &(impl SortedRanks + ?Sized),
+        from: u32,
+        kind: Losses,
+        skip: std::ops::Range<u64>,
+    ) {
         if from > self.horizon {
             return;
         }
@@ -469,8 +479,11 @@ impl Frontier {
                         let first = spans.partition_point(|s| s.range.end <= start);
                         for span in spans[first..].iter().take_while(|s| s.range.start < end) {
                             let push = ctx.push_of(span, kind, n);
-                            for r in ranks.ranks_in(span.range.start.max(start)..span.range.end.min(end)) {
-                                ctx.push_loss(push, span, n, r, &mut rows, &mut scratch);
+                            let (lo, hi) = (span.range.start.max(start), span.range.end.min(end));
+                            for piece in [lo..hi.min(skip.start), lo.max(skip.end)..hi] {
+                                for r in ranks.ranks_in(piece) {
+                                    ctx.push_loss(push, span, n, r, &mut rows, &mut scratch);
+                                }
                             }
                         }
                         ctx.flush(&mut scratch.marker);
@@ -495,6 +508,7 @@ impl Frontier {
         self.merge_copies(n, &mut marks);
         self.copy_levels(n);
         let base = self.base[n as usize];
+        let held = base..base + marks.len();
         let top = self.top;
         let ctx = Ctx::new(ranking, &self.by_suffix, &self.marks, &self.base, &self.copies);
         let dmax = self.horizon - n;
@@ -566,10 +580,15 @@ impl Frontier {
             // growths are owned here).
             let sets = all_gather_sets(comm, &mine);
             for (i, set) in sets.iter().enumerate() {
+                if i == 0 {
+                    // The scanned losses in this process's ranks are its own.
+                    self.push_losses(ranking, n, set, n + 1, Losses::Scanned, held.clone());
+                    continue;
+                }
                 // (None of them is this process's when it has no set of this index.)
                 let others = mine.get(i).map(|m| set - m);
-                let kind = if i == 0 { Losses::Scanned } else { Losses::Conjugates { rows: i as u32 } };
-                self.push_losses(ranking, n, others.as_ref().unwrap_or(set), n + 1, kind);
+                let kind = Losses::Conjugates { rows: i as u32 };
+                self.push_losses(ranking, n, others.as_ref().unwrap_or(set), n + 1, kind, 0..0);
             }
             sets.union()
         };
@@ -798,12 +817,29 @@ struct Scratch<'a> {
     /// Marks pushed, by level.
     counts: Vec<u64>,
     /// The marks of the runs of one loss as differences (`diff[n] −
-    /// diff[n − 1]`, wrapping) when levels are held whole: a top row's loop
-    /// adds one mark to each of a range of levels.
+    /// diff[n − 1]`, wrapping) where every parent is owned (levels held
+    /// whole, or [`Ctx::keeps_owned`]): a top row's loop adds one mark to
+    /// each of a range of levels.
     diff: Vec<u64>,
     /// The prefix contributions above the top run: none.
     zeros: Vec<u64>,
+    /// [`Ctx::top_run_growths`] of the top runs pushed last, by their rows.
+    growths: GrowthsMemo,
 }
+
+/// The growths of top runs ([`Ctx::top_run_growths`]) of one top row,
+/// level, smallest growth and sizes (`key`), by the run's number of rows:
+/// the losses of a span share all but the last, and the loop over the
+/// growths takes one step a pending level.
+#[derive(Default)]
+struct GrowthsMemo {
+    key: (u32, u32, u32, u32, u32),
+    by_rows: Vec<Option<TopRunGrowths>>,
+}
+
+/// [`Ctx::top_run_growths`]: the growths `g0 ..= g1` and sizes `lo ..= hi`,
+/// if any.
+type TopRunGrowths = Option<(u32, u32, u32, u32)>;
 
 impl Scratch<'_> {
     fn new(top: u32) -> Self {
@@ -814,6 +850,7 @@ impl Scratch<'_> {
             counts: vec![0; top as usize + 1],
             diff: vec![0; top as usize + 2],
             zeros: vec![0; top as usize + 1],
+            growths: GrowthsMemo::default(),
         }
     }
 }
@@ -1179,8 +1216,8 @@ impl<'a> Ctx<'a> {
         }
         self.bind(scratch);
         self.push_parents_of_runs(l, lt, lrank, sizes, scratch);
-        if self.whole {
-            // Differences back to counts.
+        {
+            // Differences back to counts (the marks of owned runs).
             let Scratch { counts, diff, .. } = scratch;
             let mut run = 0u64;
             for n in (lt + dmin) as usize..=(lt + dmax) as usize {
@@ -1223,6 +1260,21 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Whether this process owns every parent of a loss of `lt` tiles with
+    /// top row `c` that keeps that top row and adds `dmin ..= dmax` tiles:
+    /// at each of their levels, `c` lies strictly between the top rows of
+    /// the first and the last rank owned ([`Ctx::top_rows`]; ranks are
+    /// ordered by the top row first, and the owned ranks are contiguous).
+    /// Their marks then need no test of ownership (most losses of a share
+    /// of many top rows: the test and per-level count cost the 4 processes
+    /// of a 110-tile run about a quarter more time a mark).
+    fn keeps_owned(&self, c: u32, lt: u32, dmin: u32, dmax: u32) -> bool {
+        (dmin..=dmax).all(|d| {
+            let (first, last) = self.top_rows[(lt + d) as usize];
+            first < c && c < last
+        })
+    }
+
     /// Binds `scratch` to the current thread's view of the levels.
     fn bind(&self, scratch: &mut Scratch<'a>) {
         let thread = self.thread();
@@ -1261,10 +1313,10 @@ impl<'a> Ctx<'a> {
             }
             (acc, s, t) = (acc + q, s - c, t + 1);
         }
-        let Scratch { marker, counts, zeros, .. } = scratch;
+        let Scratch { marker, counts, zeros, growths, .. } = scratch;
         let w = self.max_cols.saturating_sub(c);
         let run = Run { a: 0, b: c, t, w, first_min, suffix_below: s, lt, dmin, dmax, pre: &zeros[..] };
-        self.top_run_owned(&run, lrank - acc, marker, counts);
+        self.top_run_owned(&run, lrank - acc, growths, marker, counts);
     }
 
     /// The parents of loss `l` by its addable corners (docs/math.md section
@@ -1294,7 +1346,7 @@ impl<'a> Ctx<'a> {
         let k = l.len() as u32;
         let l0 = l[0] as u32;
         let tall = self.sym && k > l0;
-        let Scratch { marker, suf, pre, counts, diff, zeros } = scratch;
+        let Scratch { marker, suf, pre, counts, diff, zeros, growths } = scratch;
         suf.clear();
         suf.resize(k as usize + 1, 0);
         // A running sum: through `suf` itself each step would wait for the last store.
@@ -1310,8 +1362,10 @@ impl<'a> Ctx<'a> {
         }
         let mut pre_old = 0u64; // Σ_{i<a} contribution(suf_i, i, l_i)
         let mut a = 0u32;
+        // Every parent of the runs enumerated is owned: no rank to test.
+        let mut owned = self.whole;
         while a <= k {
-            if a > 0 && !self.whole {
+            if a > 0 && !owned {
                 // The parents that keep rows `0..a` of `l` and add `d` tiles
                 // are the ranks `pre[d] ..` + the completions of the rows
                 // below (ranks are lexicographic, top row first): one range
@@ -1366,9 +1420,9 @@ impl<'a> Ctx<'a> {
                 // growths by columns than by rows.
                 let by_columns = a > 0 && t > w && self.by_suffix.planes == 1 && !Self::many(&run, t - 1, 0, 0);
                 if a == 0 && !self.whole {
-                    self.top_run_owned(&run, below, marker, counts);
+                    self.top_run_owned(&run, below, growths, marker, counts);
                 } else {
-                    match (by_columns, self.whole) {
+                    match (by_columns, owned) {
                         (true, true) => self.columns::<true>(&run, 0, t, run.suffix_below, below, 0, marker, diff),
                         (true, false) => self.columns::<false>(&run, 0, t, run.suffix_below, below, 0, marker, counts),
                         (false, true) => self.up_par::<true>(&run, t - 1, 0, 0, below, marker, diff),
@@ -1386,6 +1440,7 @@ impl<'a> Ctx<'a> {
                 if dmin > dmax {
                     break;
                 }
+                owned = owned || self.keeps_owned(l0, lt, dmin, dmax);
             }
             // Advance the prefixes over the run: row by row, or (one plane, a
             // run of three rows or more) as one block.
@@ -1468,8 +1523,18 @@ impl<'a> Ctx<'a> {
     /// include `b + g` ([`Ctx::levels_of_top_row`]). The growths `g` and
     /// sizes that pass bound the enumeration: the rows below the top are
     /// not grown for parents all outside this process's ranks.
-    fn top_run_owned(&self, r: &Run<'_>, below: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
-        let Some((g0, g1, dmin, dmax)) = self.top_run_growths(r.b, r.t, r.first_min, r.lt, r.dmin, r.dmax) else { return };
+    fn top_run_owned(&self, r: &Run<'_>, below: u64, memo: &mut GrowthsMemo, marker: &mut Marker<'a>, counts: &mut [u64]) {
+        let key = (r.b, r.first_min, r.lt, r.dmin, r.dmax);
+        if memo.key != key {
+            memo.key = key;
+            memo.by_rows.clear();
+        }
+        let t = r.t as usize;
+        if memo.by_rows.len() <= t {
+            memo.by_rows.resize(t + 1, None);
+        }
+        let growths = *memo.by_rows[t].get_or_insert_with(|| self.top_run_growths(r.b, r.t, r.first_min, r.lt, r.dmin, r.dmax));
+        let Some((g0, g1, dmin, dmax)) = growths else { return };
         let run = Run { w: g1.min(r.w), first_min: g0, dmin, dmax, ..*r };
         self.up_par::<false>(&run, r.t - 1, 0, 0, below, marker, counts);
     }
@@ -1479,7 +1544,7 @@ impl<'a> Ctx<'a> {
     /// column bound) whose parents with `dmin ..= dmax` more tiles this
     /// process may own, and the sizes of those parents, `lo ..= hi`
     /// ([`Ctx::top_run_owned`]); `None` when there are none.
-    fn top_run_growths(&self, b: u32, t: u32, first_min: u32, lt: u32, dmin: u32, dmax: u32) -> Option<(u32, u32, u32, u32)> {
+    fn top_run_growths(&self, b: u32, t: u32, first_min: u32, lt: u32, dmin: u32, dmax: u32) -> TopRunGrowths {
         let (mut g0, mut g1, mut lo, mut hi) = (u32::MAX, 0, u32::MAX, 0);
         for g in first_min.max(1)..=self.max_cols.saturating_sub(b).min(dmax) {
             let Some(&(first, last)) = self.levels_of_top_row.get((b + g) as usize) else { break };
@@ -1500,9 +1565,9 @@ impl<'a> Ctx<'a> {
     /// levels. `sum` is the growth of the rows below `j`, `low` the growth
     /// of the row below, `acc` the contribution of every row below `j`.
     #[allow(clippy::too_many_arguments)]
-    fn up<const WHOLE: bool>(&self, r: &Run<'_>, j: u32, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
+    fn up<const OWNED: bool>(&self, r: &Run<'_>, j: u32, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
         if j == 0 {
-            return self.top_row::<WHOLE>(r, sum, low, acc, marker, counts);
+            return self.top_row::<OWNED>(r, sum, low, acc, marker, counts);
         }
         let Some((lo, hi, base)) = Self::growths(r, j, sum, low) else { return };
         // Row j's contribution, its suffix and length growing with m.
@@ -1511,9 +1576,9 @@ impl<'a> Ctx<'a> {
             let c = if m == 0 { self.ranking.contribution(base, r.a + j, r.b) } else { *own.next().expect("within the table") };
             if j == 1 {
                 // The last row before the top: inlined, most calls end here.
-                self.top_row::<WHOLE>(r, sum + m, m, acc + c, marker, counts);
+                self.top_row::<OWNED>(r, sum + m, m, acc + c, marker, counts);
             } else {
-                self.up::<WHOLE>(r, j - 1, sum + m, m, acc + c, marker, counts);
+                self.up::<OWNED>(r, j - 1, sum + m, m, acc + c, marker, counts);
             }
         }
     }
@@ -1535,10 +1600,10 @@ impl<'a> Ctx<'a> {
 
     /// The top row of a run in [`Ctx::up`]: its growth runs over the levels.
     #[inline(always)]
-    fn top_row<const WHOLE: bool>(&self, r: &Run<'_>, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
+    fn top_row<const OWNED: bool>(&self, r: &Run<'_>, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
         let mut lo = low.max(r.first_min).max(1).max(r.dmin.saturating_sub(sum));
         let mut hi = r.w.min(r.dmax - sum);
-        if !WHOLE && r.a == 0 {
+        if !OWNED && r.a == 0 {
             // The top row of the parent that grows it by `g` is `b + g`, at
             // level `lt + sum + g`: drop the growths at either end whose top
             // row lies outside the top rows this process owns there.
@@ -1560,14 +1625,15 @@ impl<'a> Ctx<'a> {
         let (len, d0, n0) = ((hi - lo + 1) as usize, (sum + lo) as usize, (r.lt + sum + lo) as usize);
         let grown = self.by_suffix.diagonal(r.a, r.b + lo, base + lo);
         let ranks = r.pre[d0..d0 + len].iter().zip(grown).map(|(pre, own)| pre + own + acc);
-        self.mark_levels::<WHOLE>(n0, len, ranks, marker, counts);
+        self.mark_levels::<OWNED>(n0, len, ranks, marker, counts);
     }
 
     /// Marks one parent in each of the levels `n0 .. n0 + len`, of the
     /// given ranks, and counts them (in `counts`, as differences when
-    /// `WHOLE`: every level held whole, no rank to test for ownership).
+    /// `OWNED`: every rank given is owned, none to test; see
+    /// [`Ctx::keeps_owned`]).
     #[inline(always)]
-    fn mark_levels<const WHOLE: bool>(
+    fn mark_levels<const OWNED: bool>(
         &self,
         n0: usize,
         len: usize,
@@ -1577,10 +1643,13 @@ impl<'a> Ctx<'a> {
     ) {
         let levels = &self.views[marker.thread][n0..n0 + len];
         marker.steps += len as u64;
-        if WHOLE {
+        if OWNED {
             counts[n0] = counts[n0].wrapping_add(1);
             counts[n0 + len] = counts[n0 + len].wrapping_sub(1);
-            marker.set_words(levels.iter().zip(ranks));
+            marker.set_words(levels.iter().zip(ranks).map(|(level, rank)| {
+                debug_assert!(level.bit(rank).is_some(), "an owned parent");
+                (level, rank - level.base)
+            }));
             return;
         }
         for ((rank, level), count) in ranks.zip(levels).zip(&mut counts[n0..n0 + len]) {
@@ -1596,9 +1665,9 @@ impl<'a> Ctx<'a> {
     /// the arm of an equal-armed hook, has about `C(2w, w)`: one thread
     /// alone would hold up its level).
     #[allow(clippy::too_many_arguments)]
-    fn up_par<const WHOLE: bool>(&self, r: &Run<'_>, j: u32, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
+    fn up_par<const OWNED: bool>(&self, r: &Run<'_>, j: u32, sum: u32, low: u32, acc: u64, marker: &mut Marker<'a>, counts: &mut [u64]) {
         if !Self::many(r, j, sum, low) {
-            return self.up::<WHOLE>(r, j, sum, low, acc, marker, counts);
+            return self.up::<OWNED>(r, j, sum, low, acc, marker, counts);
         }
         let Some((lo, hi, base)) = Self::growths(r, j, sum, low) else { return };
         let found = (lo..=hi)
@@ -1610,7 +1679,7 @@ impl<'a> Ctx<'a> {
                     self.ranking.contribution(base + m, r.a + j, r.b + m)
                 };
                 let (mut marker, mut counts) = (Marker::new(self.thread()), vec![0; counts.len()]);
-                self.up_par::<WHOLE>(r, j - 1, sum + m, m, acc + c, &mut marker, &mut counts);
+                self.up_par::<OWNED>(r, j - 1, sum + m, m, acc + c, &mut marker, &mut counts);
                 self.flush(&mut marker);
                 counts
             })
@@ -1641,7 +1710,7 @@ impl<'a> Ctx<'a> {
     /// suffix at row `prev` of the run, `fixed` the contribution of every
     /// row from there down, `sum = Σ ν` so far (the tiles added).
     #[allow(clippy::too_many_arguments)]
-    fn columns<const WHOLE: bool>(
+    fn columns<const OWNED: bool>(
         &self,
         r: &Run<'_>,
         c: u32,
@@ -1660,7 +1729,7 @@ impl<'a> Ctx<'a> {
             for h in first..=hi {
                 let sh = sy + (prev - h) * v;
                 let fixed = fixed + f[sh as usize] - f[sy as usize];
-                self.columns::<WHOLE>(r, c + 1, h, sh, fixed, sum + h, marker, counts);
+                self.columns::<OWNED>(r, c + 1, h, sh, fixed, sum + h, marker, counts);
             }
             return;
         }
@@ -1681,7 +1750,7 @@ impl<'a> Ctx<'a> {
             s0 += 1;
             rank
         });
-        self.mark_levels::<WHOLE>(n0, len, ranks, marker, counts);
+        self.mark_levels::<OWNED>(n0, len, ranks, marker, counts);
     }
 
     /// Enumerates the new rows `μ` (|μ| = d) below a loss, top row first,
@@ -1850,8 +1919,9 @@ mod tests {
             // Shares: every level whole; the second half of every level; or
             // (as a process sees the small levels of a box late in a run)
             // odd levels whole and nothing of the even ones; the second or
-            // the last quarter of every level.
-            for split in [0, 1, 2, 3, 4] {
+            // the last quarter of every level; its middle half (most top
+            // rows strictly inside: parents owned without a test).
+            for split in [0, 1, 2, 3, 4, 5] {
                 for n in 1..top {
                     for (lrank, l) in positions[n as usize].iter().enumerate() {
                         // Pushed as an unknown loss (a table read back), and as
@@ -1872,6 +1942,7 @@ mod tests {
                                     1 => (size / 2, size - size / 2),
                                     3 => (size / 4, size / 2 - size / 4),
                                     4 => (size - size / 4, size / 4),
+                                    5 => (size / 4, size - size / 4 - size / 4),
                                     _ => {
                                         if m % 2 == 1 {
                                             (0, size)
