@@ -66,21 +66,36 @@ pub fn unit_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], canonical: boo
 /// with 4 processes on losses to 110 tiles, the largest process's compute
 /// over the 4 processes' mean and process 0's peak memory over one
 /// process's: 0.6 gives 1.20 / 0.426, 0.85 (canonical positions
-/// unweighted) 1.087 / 0.505, 0.9 1.075–1.083 / 0.492: 0.9 keeps the
-/// memory under half (`bench/runs/2026-12-05-kvm-2core/cluster-balance.md`).
+/// unweighted) 1.087 / 0.505, 0.9 1.06–1.09 / 0.493: 0.9 keeps the memory
+/// under half (`bench/runs/2026-12-05-kvm-2core/cluster-balance.md`,
+/// `cluster-owned-runs.md`). Process 0's share, mostly tall positions
+/// whose bits are touched but rarely marked, is what the memory limits.
 pub const WORK_WEIGHT: f64 = 0.9;
 
-/// How a canonical position's work falls with its top row (see
-/// [`work_of_top_row`]).
-pub const WORK_TILT: f64 = 0.45;
+/// How a canonical position's work falls with its top row up to
+/// [`WORK_TILT_KNEE`] (see [`work_of_top_row`]).
+pub const WORK_TILT: f64 = 0.35;
+
+/// How it falls past [`WORK_TILT_KNEE`]: faster.
+pub const WORK_TILT_LONG: f64 = 1.15;
+
+/// Where the fall steepens: top rows `c` with `c / √n` above this.
+pub const WORK_TILT_KNEE: f64 = 3.0;
 
 /// The work of a canonical position of level `n` with top row `c`, relative
-/// to others: `(c / √n)^−WORK_TILT`. A long top row costs less per
-/// position. Fitted to the compute of 4 processes' shares on losses to 110
-/// tiles: with canonical positions alone the first share's process computed
-/// 15 % above the mean and the last's 20 % below.
+/// to others: `x^−WORK_TILT` for `x = c / √n` up to [`WORK_TILT_KNEE`] `k`,
+/// then `k^−WORK_TILT (x / k)^−WORK_TILT_LONG` (continuous). A long top row
+/// costs less per position, a very long one much less. Fitted to the
+/// compute of 4 processes' shares on losses to 110 tiles (one tilt, 0.45,
+/// left the third share 3–5 % above the model and the last 3 % below it;
+/// with two the third still computes about 3 % above the model).
 pub fn work_of_top_row(n: u32, c: u32) -> f64 {
-    (c as f64 / (n as f64).sqrt()).powf(-WORK_TILT)
+    let x = c as f64 / (n as f64).sqrt();
+    if x <= WORK_TILT_KNEE {
+        x.powf(-WORK_TILT)
+    } else {
+        WORK_TILT_KNEE.powf(-WORK_TILT) * (x / WORK_TILT_KNEE).powf(-WORK_TILT_LONG)
+    }
 }
 
 /// What a split of a level into shares balances.
@@ -259,6 +274,18 @@ mod tests {
                 }
             }
             assert_eq!(next, w.len());
+        }
+    }
+
+    #[test]
+    fn work_falls_with_the_top_row_without_a_jump() {
+        for n in [16u32, 110, 150] {
+            let work: Vec<f64> = (1..=n).map(|c| work_of_top_row(n, c)).collect();
+            assert!(work.windows(2).all(|w| w[1] < w[0]), "level {n}: a longer top row never costs more");
+            // Continuous at the knee: just below and just above it agree.
+            let knee = WORK_TILT_KNEE * (n as f64).sqrt();
+            let (below, above) = (work_of_top_row(n, knee.floor() as u32), work_of_top_row(n, knee.ceil() as u32 + 1));
+            assert!(above < below && below / above < 1.5, "level {n}: {below} then {above}");
         }
     }
 
