@@ -735,6 +735,10 @@ struct Ctx<'a> {
     /// the top row first, so a parent whose top row lies outside is not
     /// owned ([`Ctx::top_row`] skips it).
     top_rows: Vec<(u32, u32)>,
+    /// By level, unless [`Ctx::whole`]: the first two rows (the second 0
+    /// where there is none) of the first and the last rank this process
+    /// owns ([`Ctx::keeps_rows_owned`]).
+    two_rows: Vec<((u32, u32), (u32, u32))>,
     /// By top row `v`, unless [`Ctx::whole`]: the first and the last level
     /// (`(1, 0)`: none) whose owned top rows ([`Ctx::top_rows`]) include `v`;
     /// no parent with top row `v` is owned outside them.
@@ -1096,21 +1100,23 @@ impl<'a> Ctx<'a> {
             .enumerate()
             .all(|(n, (m, &base))| m.as_ref().is_none_or(|b| base == 0 && b.len() == ranking.size(n as u32)));
         let bound = views.len() > 1 || views[0].iter().any(|o| o.plain);
-        // The top rows of the first and the last rank owned of each level.
-        let top_rows = if whole {
+        // The first two rows of the first and the last rank owned of each level.
+        let two_rows: Vec<((u32, u32), (u32, u32))> = if whole {
             Vec::new()
         } else {
             let mut rows = Vec::new();
-            let mut top_row = |n: u32, r: u64| {
+            let mut two = |n: u32, r: u64| {
                 ranking.unrank_into(n, r, &mut rows);
-                rows[0] as u32
+                (rows[0] as u32, rows.get(1).map_or(0, |&v| v as u32))
             };
             views[0]
                 .iter()
                 .enumerate()
-                .map(|(n, o)| if o.len == 0 { (1, 0) } else { (top_row(n as u32, o.base), top_row(n as u32, o.base + o.len - 1)) })
+                .map(|(n, o)| if o.len == 0 { ((1, 0), (0, 0)) } else { (two(n as u32, o.base), two(n as u32, o.base + o.len - 1)) })
                 .collect()
         };
+        // Their top rows.
+        let top_rows: Vec<(u32, u32)> = two_rows.iter().map(|&((first, _), (last, _))| (first, last)).collect();
         let mut levels_of_top_row = Vec::new();
         for (m, &(first, last)) in top_rows.iter().enumerate() {
             let m = m as u32;
@@ -1124,6 +1130,7 @@ impl<'a> Ctx<'a> {
         }
         Ctx {
             top_rows,
+            two_rows,
             levels_of_top_row,
             whole,
             workers,
@@ -1272,6 +1279,20 @@ impl<'a> Ctx<'a> {
         (dmin..=dmax).all(|d| {
             let (first, last) = self.top_rows[(lt + d) as usize];
             first < c && c < last
+        })
+    }
+
+    /// Whether this process owns every parent of a loss of `lt` tiles with
+    /// first rows `c` and `s` that keeps both rows and adds `dmin ..= dmax`
+    /// tiles: at each of their levels, `(c, s)` lies strictly between the
+    /// first two rows of the first and the last rank owned, in rank order
+    /// (lexicographic, [`Ctx::two_rows`]). A loss whose top row this
+    /// process owns only in part (at either end of its range) still has
+    /// most of its parents' runs owned whole below its second row.
+    fn keeps_rows_owned(&self, c: u32, s: u32, lt: u32, dmin: u32, dmax: u32) -> bool {
+        (dmin..=dmax).all(|d| {
+            let (first, last) = self.two_rows[(lt + d) as usize];
+            first < (c, s) && (c, s) < last
         })
     }
 
@@ -1465,6 +1486,10 @@ impl<'a> Ctx<'a> {
                 }
             }
             pre_old += acc;
+            if !owned && a + t >= 2 && k >= 2 {
+                // Every later corner keeps the first two rows.
+                owned = self.keeps_rows_owned(l0, l[1] as u32, lt, dmin, dmax);
+            }
             a += t;
         }
     }
