@@ -733,11 +733,12 @@ struct Ctx<'a> {
     /// By level, unless [`Ctx::whole`]: the top rows of the first and the
     /// last rank this process owns (`(1, 0)`: none). Ranks are ordered by
     /// the top row first, so a parent whose top row lies outside is not
-    /// owned ([`Ctx::top_row`] skips it).
+    /// owned ([`Ctx::top_row`] skips it). The top rows of [`Ctx::two_rows`],
+    /// apart: half the bytes in the enumeration's innermost test.
     top_rows: Vec<(u32, u32)>,
     /// By level, unless [`Ctx::whole`]: the first two rows (the second 0
     /// where there is none) of the first and the last rank this process
-    /// owns ([`Ctx::keeps_rows_owned`]).
+    /// owns ([`Ctx::keeps_owned`]).
     two_rows: Vec<((u32, u32), (u32, u32))>,
     /// By top row `v`, unless [`Ctx::whole`]: the first and the last level
     /// (`(1, 0)`: none) whose owned top rows ([`Ctx::top_rows`]) include `v`;
@@ -1223,16 +1224,14 @@ impl<'a> Ctx<'a> {
         }
         self.bind(scratch);
         self.push_parents_of_runs(l, lt, lrank, sizes, scratch);
-        {
-            // Differences back to counts (the marks of owned runs).
-            let Scratch { counts, diff, .. } = scratch;
-            let mut run = 0u64;
-            for n in (lt + dmin) as usize..=(lt + dmax) as usize {
-                run = run.wrapping_add(std::mem::take(&mut diff[n]));
-                counts[n] = counts[n].wrapping_add(run);
-            }
-            diff[(lt + dmax) as usize + 1] = 0;
+        // Differences back to counts (the marks of owned runs).
+        let Scratch { counts, diff, .. } = scratch;
+        let mut run = 0u64;
+        for n in (lt + dmin) as usize..=(lt + dmax) as usize {
+            run = run.wrapping_add(std::mem::take(&mut diff[n]));
+            counts[n] = counts[n].wrapping_add(run);
         }
+        diff[(lt + dmax) as usize + 1] = 0;
     }
 
     /// How the losses of a `kind` in `span` (of level `n`) are pushed.
@@ -1267,32 +1266,22 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Whether this process owns every parent of a loss of `lt` tiles with
-    /// top row `c` that keeps that top row and adds `dmin ..= dmax` tiles:
-    /// at each of their levels, `c` lies strictly between the top rows of
-    /// the first and the last rank owned ([`Ctx::top_rows`]; ranks are
-    /// ordered by the top row first, and the owned ranks are contiguous).
-    /// Their marks then need no test of ownership (most losses of a share
-    /// of many top rows: the test and per-level count cost the 4 processes
-    /// of a 110-tile run about a quarter more time a mark).
-    fn keeps_owned(&self, c: u32, lt: u32, dmin: u32, dmax: u32) -> bool {
-        (dmin..=dmax).all(|d| {
-            let (first, last) = self.top_rows[(lt + d) as usize];
-            first < c && c < last
-        })
-    }
-
-    /// Whether this process owns every parent of a loss of `lt` tiles with
-    /// first rows `c` and `s` that keeps both rows and adds `dmin ..= dmax`
-    /// tiles: at each of their levels, `(c, s)` lies strictly between the
-    /// first two rows of the first and the last rank owned, in rank order
-    /// (lexicographic, [`Ctx::two_rows`]). A loss whose top row this
-    /// process owns only in part (at either end of its range) still has
-    /// most of its parents' runs owned whole below its second row.
-    fn keeps_rows_owned(&self, c: u32, s: u32, lt: u32, dmin: u32, dmax: u32) -> bool {
+    /// Whether this process owns every parent of a loss of `lt` tiles that
+    /// keeps its first rows and adds `dmin ..= dmax` tiles, where the first
+    /// two rows of those parents lie between `lo` and `hi`: at each of their
+    /// levels, strictly between the first two rows of the first and the
+    /// last rank owned, in rank order (lexicographic, [`Ctx::two_rows`];
+    /// the owned ranks are contiguous). Their marks then need no test of
+    /// ownership (the test and per-level count cost the 4 processes of a
+    /// 110-tile run about a quarter more time a mark). Parents that keep
+    /// the top row `c` lie between `(c, 0)` and `(c, u32::MAX)`: most
+    /// losses of a share of many top rows; those that keep rows `(c, s)`
+    /// at `(c, s)`: a top row the process owns only in part (at either end
+    /// of its range) still has most of its parents' runs owned whole.
+    fn keeps_owned(&self, lo: (u32, u32), hi: (u32, u32), lt: u32, dmin: u32, dmax: u32) -> bool {
         (dmin..=dmax).all(|d| {
             let (first, last) = self.two_rows[(lt + d) as usize];
-            first < (c, s) && (c, s) < last
+            first < lo && hi < last
         })
     }
 
@@ -1461,7 +1450,7 @@ impl<'a> Ctx<'a> {
                 if dmin > dmax {
                     break;
                 }
-                owned = owned || self.keeps_owned(l0, lt, dmin, dmax);
+                owned = owned || self.keeps_owned((l0, 0), (l0, u32::MAX), lt, dmin, dmax);
             }
             // Advance the prefixes over the run: row by row, or (one plane, a
             // run of three rows or more) as one block.
@@ -1488,7 +1477,8 @@ impl<'a> Ctx<'a> {
             pre_old += acc;
             if !owned && a + t >= 2 && k >= 2 {
                 // Every later corner keeps the first two rows.
-                owned = self.keeps_rows_owned(l0, l[1] as u32, lt, dmin, dmax);
+                let rows = (l0, l[1] as u32);
+                owned = self.keeps_owned(rows, rows, lt, dmin, dmax);
             }
             a += t;
         }
