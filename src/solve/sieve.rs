@@ -31,6 +31,7 @@ use crate::store::SortedRanks;
 use rayon::prelude::*;
 use roaring::{MultiOps, RoaringTreemap};
 use std::io;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How processes share a level: the bits of a share cost memory for all its
@@ -590,7 +591,7 @@ impl Frontier {
                 let kind = Losses::Conjugates { rows: i as u32 };
                 self.push_losses(ranking, n, others.as_ref().unwrap_or(set), n + 1, kind, 0..0);
             }
-            sets.union()
+            unite_by_shares(comm, sets, held)
         };
         LevelLosses { ranks: all, marks: self.pushed[n as usize], scanned }
     }
@@ -622,6 +623,35 @@ fn all_gather_sets(comm: &dyn Comm, mine: &[RoaringTreemap]) -> Vec<RoaringTreem
         }
     }
     parts.into_iter().map(MultiOps::union).collect()
+}
+
+/// The union of the level's sets `sets` (disjoint, the same on every
+/// process), each process uniting them within its own ranks `held` (the
+/// shares tile the level) and the pieces gathered: uniting many sets turns
+/// each container they share into a bitmap and back, which on every
+/// process cost each of 4 processes at 100 tiles about as much as a
+/// twentieth of its compute. The pieces lie in disjoint rank ranges: their
+/// union only places containers side by side.
+fn unite_by_shares(comm: &dyn Comm, sets: Vec<RoaringTreemap>, held: Range<u64>) -> RoaringTreemap {
+    let expected: u64 = sets.iter().map(RoaringTreemap::len).sum();
+    let piece = sets
+        .into_iter()
+        .map(|mut set| {
+            set.remove_range(..held.start);
+            set.remove_range(held.end..);
+            set
+        })
+        .union();
+    let mut bytes = Vec::with_capacity(piece.serialized_size());
+    piece.serialize_into(&mut bytes).expect("writing to memory");
+    let all = comm
+        .all_gather(&bytes)
+        .iter()
+        .map(|b| RoaringTreemap::deserialize_from(&b[..]).expect("a bitmap serialized by a peer process"))
+        .union();
+    // Disjoint sets, and shares that tile the level: every loss once.
+    assert_eq!(all.len(), expected, "the pieces of the level's losses add up to its sets");
+    all
 }
 
 /// Runs `f` on a worker of the current pool (the global pool outside any),
