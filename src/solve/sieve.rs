@@ -642,13 +642,7 @@ fn unite_by_shares(comm: &dyn Comm, sets: Vec<RoaringTreemap>, held: Range<u64>)
             set
         })
         .union();
-    let mut bytes = Vec::with_capacity(piece.serialized_size());
-    piece.serialize_into(&mut bytes).expect("writing to memory");
-    let all = comm
-        .all_gather(&bytes)
-        .iter()
-        .map(|b| RoaringTreemap::deserialize_from(&b[..]).expect("a bitmap serialized by a peer process"))
-        .union();
+    let all = all_gather_sets(comm, &[piece]).pop().unwrap_or_default();
     // Disjoint sets, and shares that tile the level: every loss once.
     assert_eq!(all.len(), expected, "the pieces of the level's losses add up to its sets");
     all
