@@ -1,6 +1,7 @@
 //! Splitting a level into work: units (prefixes of one or two top rows whose
 //! rank ranges tile the level in order) and balanced contiguous shares of
-//! them, for threads and for MPI processes.
+//! them, for threads and for MPI processes: a level's own ([`level_share`]),
+//! or one cut for a run of levels ([`Cuts`], the sieve's).
 
 use super::Ranking;
 use std::ops::Range;
@@ -140,6 +141,98 @@ pub fn level_share(ranking: &Ranking, n: u32, balance: Balance, part: usize, par
     units.drain(mine).collect()
 }
 
+/// One split of a run of levels (an epoch of the sieve) into shares, cut
+/// at the same units at every level: a share is the units from one key
+/// (top row, second row) to the next, whatever the level. Its weights are
+/// summed over the levels, so that the shares balance the run, not each
+/// level. The sieve marks a loss's parents at every pending level: when
+/// each level was cut on its own, the cuts rose with the level (top rows
+/// grow as `√n`), a top row fell to different processes at different
+/// levels, and each of them unranked and walked the losses of that top
+/// row. With one cut, the parents that keep a loss's top row are its
+/// scanner's (but at the cut's own top rows): 4 processes on losses to
+/// 80 tiles execute 13 % fewer instructions in all and their largest 13 %
+/// fewer (`bench/runs/2026-12-05-kvm-2core/cluster-epoch-cuts.md`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cuts {
+    /// `starts[p]`: the key of share `p`'s first unit; `starts[parts]` past every key.
+    starts: Vec<(u8, u8)>,
+}
+
+/// A unit's key: its top row and second row (0 for a single row), in rank
+/// order at every level.
+fn unit_key(unit: &[u8]) -> (u8, u8) {
+    (unit[0], unit.get(1).copied().unwrap_or(0))
+}
+
+impl Cuts {
+    /// One share, every unit of every level.
+    pub fn whole() -> Self {
+        Cuts { starts: vec![(0, 0), (u8::MAX, u8::MAX)] }
+    }
+
+    /// The split of `levels` into `parts` shares balancing `balance`
+    /// summed over the levels (each level's positions and work counted
+    /// as they are, not as shares of the level).
+    pub fn new(ranking: &Ranking, levels: std::ops::RangeInclusive<u32>, balance: Balance, parts: usize) -> Self {
+        let end = (u8::MAX, u8::MAX);
+        if parts <= 1 {
+            return Self::whole();
+        }
+        // Per key: all positions, and work (canonical positions weighed by their top row).
+        let mut by_key = std::collections::BTreeMap::<(u8, u8), (f64, f64)>::new();
+        let (mut all, mut work) = (0.0, 0.0);
+        for n in levels {
+            let units = level_units(ranking, n);
+            let a = unit_weights(ranking, n, &units, false);
+            let c = unit_weights(ranking, n, &units, balance != Balance::All);
+            for ((u, &a), &c) in units.iter().zip(&a).zip(&c) {
+                let w = if balance == Balance::Both { c as f64 * work_of_top_row(n, u[0] as u32) } else { c as f64 };
+                let e = by_key.entry(unit_key(u)).or_default();
+                (e.0, e.1) = (e.0 + a as f64, e.1 + w);
+                (all, work) = (all + a as f64, work + w);
+            }
+        }
+        // Each key's share of the whole scaled to 2^41, as for one level.
+        let ww = if balance == Balance::Both { WORK_WEIGHT } else { 1.0 };
+        let scale = (1u64 << 41) as f64;
+        let weights: Vec<u64> =
+            by_key.values().map(|&(a, w)| (((1.0 - ww) * a / all.max(1.0) + ww * w / work.max(1.0)) * scale) as u64).collect();
+        let keys: Vec<(u8, u8)> = by_key.into_keys().collect();
+        // A share with no unit starts where the next one does.
+        let mut starts = vec![end; parts + 1];
+        let mut next = keys.len();
+        for p in (0..parts).rev() {
+            let mine = split_weighted(&weights, parts, p);
+            if !mine.is_empty() {
+                next = mine.start;
+            }
+            starts[p] = keys.get(next).copied().unwrap_or(end);
+        }
+        Cuts { starts }
+    }
+
+    /// The units of share `part` at level `n` (of the levels split), in rank order.
+    pub fn units(&self, ranking: &Ranking, n: u32, part: usize) -> Vec<Vec<u8>> {
+        let mut units = level_units(ranking, n);
+        let (lo, hi) = (self.starts[part], self.starts[part + 1]);
+        let start = units.partition_point(|u| unit_key(u) < lo);
+        let end = units.partition_point(|u| unit_key(u) < hi);
+        units.drain(start..end.max(start)).collect()
+    }
+
+    /// The rank range of share `part` at level `n`: the positions whose marks that part owns.
+    pub fn range(&self, ranking: &Ranking, n: u32, part: usize) -> Range<u64> {
+        let units = level_units(ranking, n);
+        let (lo, hi) = (self.starts[part], self.starts[part + 1]);
+        let size = |u: &[Vec<u8>]| u.iter().map(|u| prefix_size(ranking, n, u)).sum::<u64>();
+        let start = units.partition_point(|u| unit_key(u) < lo);
+        let end = units.partition_point(|u| unit_key(u) < hi).max(start);
+        let first = size(&units[..start]);
+        first..first + size(&units[start..end])
+    }
+}
+
 /// The shards of level `n` (table format 2): contiguous rank ranges in rank
 /// order covering the level, each of at most `limit` positions. Shards are
 /// cut between blocks of positions sharing a top row, packed greedily; a
@@ -186,19 +279,6 @@ pub fn shard_ranges(ranking: &Ranking, n: u32, limit: u64) -> Vec<Range<u64>> {
     shards.push(start..end);
     debug_assert_eq!(end, ranking.size(n));
     shards
-}
-
-/// The rank range of share `part` of `parts` of level `n` (see
-/// [`level_share`]): the positions whose marks that part owns.
-pub fn share_range(ranking: &Ranking, n: u32, balance: Balance, part: usize, parts: usize) -> Range<u64> {
-    if parts == 1 {
-        return 0..ranking.size(n);
-    }
-    let units = level_units(ranking, n);
-    let mine = split_weighted(&balance_weights(ranking, n, &units, balance), parts, part);
-    let start: u64 = units[..mine.start].iter().map(|u| prefix_size(ranking, n, u)).sum();
-    let len: u64 = units[mine].iter().map(|u| prefix_size(ranking, n, u)).sum();
-    start..start + len
 }
 
 /// Canonical positions per position below which a top row's mark bits are
@@ -290,23 +370,63 @@ mod tests {
     }
 
     #[test]
-    fn sieve_shares_tile_every_level() {
+    fn level_shares_tile_every_level_in_order() {
         use crate::game::Universe;
         for u in [Universe::tiles(40), Universe::boxed(6, 9), Universe::boxed(7, 7)] {
             let ranking = Ranking::new(&u).unwrap();
             for n in 1..=u.max_tiles() {
-                for parts in 1..=5 {
-                    let mut next = 0;
-                    for part in 0..parts {
-                        let range = share_range(&ranking, n, Balance::Both, part, parts);
-                        let units = level_share(&ranking, n, Balance::Both, part, parts);
-                        assert_eq!(units.iter().map(|p| prefix_size(&ranking, n, p)).sum::<u64>(), range.end - range.start);
-                        if !range.is_empty() {
-                            assert_eq!(range.start, next, "{u:?} level {n}, share {part} of {parts}");
-                            next = range.end;
-                        }
+                for balance in [Balance::All, Balance::Canonical, Balance::Both] {
+                    for parts in 1..=5 {
+                        let shares: Vec<Vec<u8>> = (0..parts).flat_map(|part| level_share(&ranking, n, balance, part, parts)).collect();
+                        assert_eq!(shares, level_units(&ranking, n), "{u:?} level {n}, {parts} shares of {balance:?}");
                     }
-                    assert_eq!(next, ranking.size(n));
+                }
+            }
+        }
+    }
+
+    /// One cut of a run of levels: at every level the shares tile it in
+    /// order and agree with their units, and a top row (but the few the
+    /// cuts fall in, shared by second rows) is one share's at every level
+    /// that has it; the shares of the run balance it.
+    #[test]
+    fn epoch_cuts_tile_every_level_at_the_same_top_rows() {
+        use crate::game::Universe;
+        for u in
+            [Universe::tiles(40), Universe::boxed(6, 9), Universe::boxed(7, 7), Universe { rows: Some(1), cols: None, tiles: Some(12) }]
+        {
+            let ranking = Ranking::new(&u).unwrap();
+            let top = u.max_tiles();
+            for (from, to) in [(1, top), (top / 2, top), (top, top)] {
+                for parts in 1..=5 {
+                    let cuts = Cuts::new(&ranking, from..=to, Balance::Both, parts);
+                    // owner[c]: the shares holding top row c at some level.
+                    let mut owners = vec![std::collections::BTreeSet::new(); 256];
+                    let mut positions = vec![0u64; parts];
+                    for n in from..=to {
+                        let mut next = 0;
+                        for (part, held) in positions.iter_mut().enumerate() {
+                            let range = cuts.range(&ranking, n, part);
+                            let units = cuts.units(&ranking, n, part);
+                            assert_eq!(units.iter().map(|p| prefix_size(&ranking, n, p)).sum::<u64>(), range.end - range.start);
+                            if !range.is_empty() {
+                                assert_eq!(range.start, next, "{u:?} level {n}, share {part} of {parts}");
+                                next = range.end;
+                            }
+                            for unit in &units {
+                                owners[unit[0] as usize].insert(part);
+                            }
+                            *held += range.end - range.start;
+                        }
+                        assert_eq!(next, ranking.size(n), "{u:?} level {n}: the shares cover it");
+                    }
+                    let shared = owners.iter().filter(|o| o.len() > 1).count();
+                    assert!(shared < parts, "{u:?} {from}..={to}, {parts} shares: {shared} top rows in several");
+                    // Every share holds some of a run of many positions.
+                    let total: u64 = positions.iter().sum();
+                    if total >= 1000 * parts as u64 && from < to {
+                        assert!(positions.iter().all(|&p| p > 0), "{u:?} {from}..={to}: {positions:?}");
+                    }
                 }
             }
         }

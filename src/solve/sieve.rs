@@ -34,8 +34,9 @@ use std::io;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How processes share a level: the bits of a share cost memory for all its
-/// positions, its work falls on canonical ones; balance both, the work first.
+/// How processes share an epoch's levels: the bits of a share cost memory
+/// for all its positions, its work falls on canonical ones; balance both,
+/// the work first.
 const SHARES: split::Balance = split::Balance::Both;
 
 /// A loss whose run (or, in a box, new rows below it) leads to at least
@@ -96,12 +97,18 @@ pub struct LevelLosses {
 /// decided, holding the marks pushed by the losses of the decided levels.
 ///
 /// With several processes each owns a contiguous rank range of every level
-/// (its share of the scan) and holds the marks of that range only. Shares
-/// balance all positions (the memory of their bits) and canonical ones (the
-/// work of marks and scan, denser where top rows are long, and cheaper)
-/// at once, the work weighing more ([`split::WORK_WEIGHT`]): with 4
-/// processes the largest enumerates 0.31 of one process's parents, computes
-/// 0.37 of its time and peaks under half its memory. Bits are on huge
+/// (its share of the scan) and holds the marks of that range only. The
+/// ranges of an epoch's levels are cut at the same units (top row, second
+/// row) at every level ([`split::Cuts`]): the parents that keep a loss's
+/// top row are then, at every pending level, the process's that found the
+/// loss, which pushes them from its rows, where cuts made level by level
+/// rose with the level and left other processes to unrank and walk the
+/// loss again. Shares balance, summed over the epoch, all positions (the
+/// memory of their bits) and canonical ones (the work of marks and scan,
+/// denser where top rows are long, and cheaper) at once, the work weighing
+/// more ([`split::WORK_WEIGHT`]): with 4 processes the largest enumerates
+/// 0.31 of one process's parents, computes about a third of its time and
+/// peaks under half its memory. Bits are on huge
 /// pages only where canonical positions are dense ([`split::dense_from`]):
 /// the first share is mostly tall positions, rarely marked. Each process
 /// pushes the losses its scan finds at once, from their rows, marking only
@@ -120,8 +127,10 @@ pub struct Frontier {
     hold: Holding,
     /// Mark bits of this process's range of each level (`None` for decided levels).
     marks: Vec<Option<MappedBits>>,
-    /// First rank of this process's range of each level.
+    /// First rank of this process's range of each level (of the current epoch).
     base: Vec<u64>,
+    /// The processes' shares of the current epoch's levels: one cut for all of them.
+    cuts: split::Cuts,
     /// Marks pushed into each level by this process.
     pushed: Vec<u64>,
     /// Parents this process enumerated (ranks computed, owned or not).
@@ -266,16 +275,12 @@ impl Frontier {
     /// When the memory cannot be mapped.
     pub fn new(ranking: &Ranking, decided: u32, comm: &dyn Comm, hold: Holding) -> io::Result<Self> {
         let top = ranking.max_tiles();
-        let (mut marks, mut base) = (Vec::with_capacity(top as usize + 1), Vec::with_capacity(top as usize + 1));
-        for n in 0..=top {
-            let range = if n == 0 { 0..0 } else { split::share_range(ranking, n, SHARES, comm.process(), comm.processes()) };
-            marks.push(None);
-            base.push(range.start);
-        }
+        let (marks, base) = ((0..=top).map(|_| None).collect(), vec![0; top as usize + 1]);
+        let cuts = split::Cuts::whole();
         let by_suffix = BySuffix::new(ranking);
         let copies = (0..=top).map(|_| Vec::new()).collect();
         let (pushed, copy_share) = (vec![0; top as usize + 1], copy_share());
-        let mut f = Frontier { top, horizon: decided, marks, base, pushed, enumerated: 0, by_suffix, hold, copies, copy_share };
+        let mut f = Frontier { top, horizon: decided, marks, base, cuts, pushed, enumerated: 0, by_suffix, hold, copies, copy_share };
         if decided < top {
             f.open_epoch(ranking, comm)?;
         }
@@ -340,8 +345,10 @@ impl Frontier {
     pub fn open_epoch(&mut self, ranking: &Ranking, comm: &dyn Comm) -> io::Result<()> {
         let from = self.horizon + 1;
         let end = Self::epoch_end(ranking, from, self.hold);
+        self.cuts = split::Cuts::new(ranking, from..=end, SHARES, comm.processes());
         for n in from..=end {
-            let range = split::share_range(ranking, n, SHARES, comm.process(), comm.processes());
+            let range = self.cuts.range(ranking, n, comm.process());
+            self.base[n as usize] = range.start;
             let dense = split::dense_from(ranking, n).saturating_sub(range.start);
             self.marks[n as usize] = Some(MappedBits::anonymous_dense_from(range.end - range.start, dense)?);
         }
@@ -523,7 +530,7 @@ impl Frontier {
             let at = spans.partition_point(|s| s.range.end <= rank);
             spans.get(at).filter(|s| s.range.contains(&rank)).map(|s| s.sizes)
         };
-        let shares = split::level_share(ranking, n, SHARES, me, ranks);
+        let shares = self.cuts.units(ranking, n, me);
         let acc = on_worker(|| {
             shares
                 .par_iter()

@@ -18,4 +18,5 @@ print(sys.argv[2], ' / '.join('%.2f' % x for x in c), 'max %.2f sum %.2f' % (max
       'enum', ' '.join(str(p['enumeration_steps']) for p in ps))
 PY
 done
+[ -d out-$T-a ] && [ -d out-$T-b ] || { echo "$T: a run left no tables (see $T-a.log, $T-b.log)"; exit 1; }
 diff -rq out-$T-a out-$T-b | grep -v report && echo "$T TABLES DIFFER" || echo "$T tables identical"

@@ -18,4 +18,5 @@ four=json.load(open(f'{t}-k4.json'))['processes']; one=json.load(open(f'{t}-k1.j
 c=[p['compute_cpu_seconds'] for p in four]; e=[p['enumeration_steps'] for p in four]; m=[p['peak_kib'] for p in four]
 print(t, 'one %.2f s; four %s; largest %.3f; sum %.2f; bal %.3f; enum %.3f; peak %.3f (%s vs %d MiB)' % (one['compute_cpu_seconds'], ' / '.join('%.2f'%x for x in c), max(c)/one['compute_cpu_seconds'], sum(c)/one['compute_cpu_seconds'], max(c)/(sum(c)/4), max(e)/one['enumeration_steps'], max(m)/one['peak_kib'], '/'.join(str(x//1024) for x in m), one['peak_kib']//1024))
 PY
+[ -d out-$TAG-k4 ] && [ -d out-$TAG-k1 ] || { echo "$TAG: a run left no tables (see $TAG-k4.log, $TAG-k1.log)"; exit 1; }
 diff -rq out-$TAG-k4 out-$TAG-k1 | grep -v report && echo "$TAG TABLES DIFFER" || echo "$TAG tables identical"
