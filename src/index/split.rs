@@ -69,8 +69,10 @@ pub fn unit_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], canonical: boo
 /// process's: 0.6 gives 1.20 / 0.426, 0.85 (canonical positions
 /// unweighted) 1.087 / 0.505, 0.9 1.06–1.09 / 0.493: 0.9 keeps the memory
 /// under half (`bench/runs/2026-12-05-kvm-2core/cluster-balance.md`,
-/// `cluster-owned-runs.md`). Process 0's share, mostly tall positions
-/// whose bits are touched but rarely marked, is what the memory limits.
+/// `cluster-owned-runs.md`; shares cut level by level). Cut once per
+/// epoch ([`Cuts`]), 0.9 gives 1.10 / 0.486 (`cluster-epoch-cuts.md`).
+/// Process 0's share, mostly tall positions whose bits are touched but
+/// rarely marked, is what the memory limits.
 pub const WORK_WEIGHT: f64 = 0.9;
 
 /// How a canonical position's work falls with its top row up to
