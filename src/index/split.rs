@@ -122,14 +122,28 @@ fn balance_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], balance: Balanc
         Balance::Canonical => unit_weights(ranking, n, units, true),
         Balance::Both => {
             let (all, canonical) = (unit_weights(ranking, n, units, false), unit_weights(ranking, n, units, true));
-            let work: Vec<f64> = canonical.iter().zip(units).map(|(&c, u)| c as f64 * work_of_top_row(n, u[0] as u32)).collect();
-            let (ta, tw) = (all.iter().sum::<u64>().max(1) as f64, work.iter().sum::<f64>().max(1.0));
-            // Each share of the whole scaled to 2^41 (exact enough for balance, no overflow).
-            let (wa, ww) = (1.0 - WORK_WEIGHT, WORK_WEIGHT);
-            let scale = (1u64 << 41) as f64;
-            all.iter().zip(&work).map(|(&a, &w)| ((wa * a as f64 / ta + ww * w / tw) * scale) as u64).collect()
+            let work: Vec<f64> = canonical.iter().zip(units).map(|(&c, u)| unit_work(n, u, c, balance)).collect();
+            let totals = (all.iter().sum::<u64>().max(1) as f64, work.iter().sum::<f64>().max(1.0));
+            all.iter().zip(&work).map(|(&a, &w)| mixed_weight(a as f64, w, totals, WORK_WEIGHT)).collect()
         }
     }
+}
+
+/// The work of a unit of level `n` with `canonical` canonical positions,
+/// as `balance` counts it (weighed by [`work_of_top_row`] for [`Balance::Both`]).
+fn unit_work(n: u32, unit: &[u8], canonical: u64, balance: Balance) -> f64 {
+    if balance == Balance::Both {
+        canonical as f64 * work_of_top_row(n, unit[0] as u32)
+    } else {
+        canonical as f64
+    }
+}
+
+/// The weight of a unit of `all` positions and `work` (of `totals` in
+/// all) that balances both, the work weighing `work_weight`: each as a
+/// share of its total, scaled to 2^41 (exact enough for balance, no overflow).
+fn mixed_weight(all: f64, work: f64, totals: (f64, f64), work_weight: f64) -> u64 {
+    (((1.0 - work_weight) * all / totals.0 + work_weight * work / totals.1) * (1u64 << 41) as f64) as u64
 }
 
 /// Share `part` of `parts` of level `n`: a contiguous run of its work
@@ -189,17 +203,15 @@ impl Cuts {
             let a = unit_weights(ranking, n, &units, false);
             let c = unit_weights(ranking, n, &units, balance != Balance::All);
             for ((u, &a), &c) in units.iter().zip(&a).zip(&c) {
-                let w = if balance == Balance::Both { c as f64 * work_of_top_row(n, u[0] as u32) } else { c as f64 };
+                let w = unit_work(n, u, c, balance);
                 let e = by_key.entry(unit_key(u)).or_default();
                 (e.0, e.1) = (e.0 + a as f64, e.1 + w);
                 (all, work) = (all + a as f64, work + w);
             }
         }
-        // Each key's share of the whole scaled to 2^41, as for one level.
         let ww = if balance == Balance::Both { WORK_WEIGHT } else { 1.0 };
-        let scale = (1u64 << 41) as f64;
-        let weights: Vec<u64> =
-            by_key.values().map(|&(a, w)| (((1.0 - ww) * a / all.max(1.0) + ww * w / work.max(1.0)) * scale) as u64).collect();
+        let totals = (all.max(1.0), work.max(1.0));
+        let weights: Vec<u64> = by_key.values().map(|&(a, w)| mixed_weight(a, w, totals, ww)).collect();
         let keys: Vec<(u8, u8)> = by_key.into_keys().collect();
         // A share with no unit starts where the next one does.
         let mut starts = vec![end; parts + 1];
@@ -214,24 +226,27 @@ impl Cuts {
         Cuts { starts }
     }
 
+    /// Which of a level's `units` (in rank order) are share `part`'s.
+    fn mine(&self, units: &[Vec<u8>], part: usize) -> Range<usize> {
+        let (lo, hi) = (self.starts[part], self.starts[part + 1]);
+        let start = units.partition_point(|u| unit_key(u) < lo);
+        start..units.partition_point(|u| unit_key(u) < hi).max(start)
+    }
+
     /// The units of share `part` at level `n` (of the levels split), in rank order.
     pub fn units(&self, ranking: &Ranking, n: u32, part: usize) -> Vec<Vec<u8>> {
         let mut units = level_units(ranking, n);
-        let (lo, hi) = (self.starts[part], self.starts[part + 1]);
-        let start = units.partition_point(|u| unit_key(u) < lo);
-        let end = units.partition_point(|u| unit_key(u) < hi);
-        units.drain(start..end.max(start)).collect()
+        let mine = self.mine(&units, part);
+        units.drain(mine).collect()
     }
 
     /// The rank range of share `part` at level `n`: the positions whose marks that part owns.
     pub fn range(&self, ranking: &Ranking, n: u32, part: usize) -> Range<u64> {
         let units = level_units(ranking, n);
-        let (lo, hi) = (self.starts[part], self.starts[part + 1]);
+        let mine = self.mine(&units, part);
         let size = |u: &[Vec<u8>]| u.iter().map(|u| prefix_size(ranking, n, u)).sum::<u64>();
-        let start = units.partition_point(|u| unit_key(u) < lo);
-        let end = units.partition_point(|u| unit_key(u) < hi).max(start);
-        let first = size(&units[..start]);
-        first..first + size(&units[start..end])
+        let first = size(&units[..mine.start]);
+        first..first + size(&units[mine])
     }
 }
 
