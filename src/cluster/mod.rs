@@ -18,8 +18,28 @@
 //!   process.
 //!
 //! ("Process" is an MPI rank; "rank" elsewhere is a position's index.)
+//!
+//! Around those: [`ThreadCluster`] runs `K` processes as threads of one
+//! process (the tests' cluster, no MPI needed); [`Ordered`] checks that
+//! every process calls the same collective from the same place
+//! (`CHOMP_CHECK_COLLECTIVES=1`); [`Timed`] adds up the time spent in
+//! them; [`pieces`] cuts every gather into pieces of bounded size, so that
+//! no count or displacement of an MPI call can overflow.
 
-/// The collectives the engine uses. Every process calls them in the same order.
+#[cfg(feature = "mpi")]
+mod mpi;
+mod order;
+pub mod pieces;
+mod threads;
+
+pub use order::Ordered;
+pub use pieces::PIECE_BYTES;
+pub use threads::ThreadCluster;
+
+/// The collectives the engine uses. Every process calls them in the same
+/// order (checked by [`Ordered`]); they are called from the thread that
+/// runs the job, never from inside a parallel section. Collectives are
+/// `#[track_caller]`: a wrapper learns the place in the code that called it.
 pub trait Comm: Sync {
     /// This process, `0..processes()`.
     fn process(&self) -> usize;
@@ -30,6 +50,7 @@ pub trait Comm: Sync {
         self.process() == 0
     }
     /// Waits for every process.
+    #[track_caller]
     fn barrier(&self);
     /// The first process of this process's node (processes sharing memory):
     /// it creates and merges the node's shared files.
@@ -45,24 +66,48 @@ pub trait Comm: Sync {
         1
     }
     /// Waits for every process of this node.
+    #[track_caller]
     fn node_barrier(&self) {}
+    /// Bitwise-OR all-reduce among the processes of this node, in place.
+    #[track_caller]
+    fn node_or_bytes(&self, _bytes: &mut [u8]) {}
     /// Bitwise-OR all-reduce among the nodes' first processes, in place;
     /// called by those processes only.
+    #[track_caller]
     fn leaders_or_bytes(&self, bytes: &mut [u8]);
-    /// Every process's bytes, indexed by process.
+    /// Every process's bytes, indexed by process. Messages of any size: the
+    /// exchange goes in pieces of bounded size ([`pieces`]).
+    #[track_caller]
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>>;
     /// Ends every process of the job with this exit code.
     fn abort(&self, code: i32) -> !;
+    /// Stops the job with a one-line error that every process found at
+    /// once (e.g. [`Ordered`]'s divergence): process 0 prints it, then the
+    /// job is aborted.
+    fn fail(&self, message: &str) -> ! {
+        if self.is_root() {
+            eprintln!("error: {message}");
+            // Let mpiexec forward the line before the abort tears the job down.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        } else {
+            // Process 0's abort ends this one; abort anyway should it not.
+            std::thread::sleep(std::time::Duration::from_secs(5));
+        }
+        self.abort(1)
+    }
 }
 
 /// A [`Comm`] that adds up the time its collectives take: the time a
 /// process waits for the others (and exchanges data with them), in wall
 /// seconds and in the CPU seconds the process spent meanwhile (an MPI
 /// library may poll while it waits).
+/// It also keeps the largest gather since [`Timed::take_largest_gather`]
+/// (every process's bytes together), for the report.
 pub struct Timed<'a> {
     inner: &'a dyn Comm,
     nanos: std::sync::atomic::AtomicU64,
     cpu_nanos: std::sync::atomic::AtomicU64,
+    largest_gather: std::sync::atomic::AtomicU64,
     cpu: fn() -> f64,
 }
 
@@ -70,7 +115,7 @@ impl<'a> Timed<'a> {
     /// Times the collectives of `inner`; `cpu` reads the process's CPU
     /// seconds so far.
     pub fn new(inner: &'a dyn Comm, cpu: fn() -> f64) -> Self {
-        Timed { inner, nanos: Default::default(), cpu_nanos: Default::default(), cpu }
+        Timed { inner, nanos: Default::default(), cpu_nanos: Default::default(), largest_gather: Default::default(), cpu }
     }
 
     /// Seconds spent in collectives so far.
@@ -83,13 +128,23 @@ impl<'a> Timed<'a> {
         self.cpu_nanos.load(std::sync::atomic::Ordering::Relaxed) as f64 * 1e-9
     }
 
-    fn time<T>(&self, f: impl FnOnce() -> T) -> T {
-        let (t0, c0) = (std::time::Instant::now(), (self.cpu)());
-        let out = f();
+    /// The most bytes one gather brought together (every process's part)
+    /// since the last call; resets it.
+    pub fn take_largest_gather(&self) -> u64 {
+        self.largest_gather.swap(0, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The wall and CPU clocks when a collective starts.
+    fn start(&self) -> (std::time::Instant, f64) {
+        (std::time::Instant::now(), (self.cpu)())
+    }
+
+    /// Adds the time since `start` (no closures: a closure would hide the
+    /// caller's place from the `#[track_caller]` collective it calls).
+    fn stop(&self, (t0, c0): (std::time::Instant, f64)) {
         let cpu = ((self.cpu)() - c0).max(0.0);
         self.nanos.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
         self.cpu_nanos.fetch_add((cpu * 1e9) as u64, std::sync::atomic::Ordering::Relaxed);
-        out
     }
 }
 
@@ -103,8 +158,11 @@ impl Comm for Timed<'_> {
     fn is_root(&self) -> bool {
         self.inner.is_root()
     }
+    #[track_caller]
     fn barrier(&self) {
-        self.time(|| self.inner.barrier())
+        let t = self.start();
+        self.inner.barrier();
+        self.stop(t)
     }
     fn node_leader(&self) -> usize {
         self.inner.node_leader()
@@ -115,17 +173,39 @@ impl Comm for Timed<'_> {
     fn node_processes(&self) -> usize {
         self.inner.node_processes()
     }
+    #[track_caller]
     fn node_barrier(&self) {
-        self.time(|| self.inner.node_barrier())
+        let t = self.start();
+        self.inner.node_barrier();
+        self.stop(t)
     }
+    #[track_caller]
+    fn node_or_bytes(&self, bytes: &mut [u8]) {
+        let t = self.start();
+        self.inner.node_or_bytes(bytes);
+        self.stop(t)
+    }
+    #[track_caller]
     fn leaders_or_bytes(&self, bytes: &mut [u8]) {
-        self.time(|| self.inner.leaders_or_bytes(bytes))
+        let t = self.start();
+        self.inner.leaders_or_bytes(bytes);
+        self.stop(t)
     }
+    #[track_caller]
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
-        self.time(|| self.inner.all_gather(mine))
+        let t = self.start();
+        let all = self.inner.all_gather(mine);
+        self.stop(t);
+        // On one process nothing travels.
+        let bytes = if all.len() > 1 { all.iter().map(|p| p.len() as u64).sum() } else { 0 };
+        self.largest_gather.fetch_max(bytes, std::sync::atomic::Ordering::Relaxed);
+        all
     }
     fn abort(&self, code: i32) -> ! {
         self.inner.abort(code)
+    }
+    fn fail(&self, message: &str) -> ! {
+        self.inner.fail(message)
     }
 }
 
@@ -149,120 +229,5 @@ impl Comm for Solo {
     }
 }
 
-/// Refuses to run when the processes disagree on `fingerprint` (binary,
-/// job and directory): every process must run the same build and job.
-///
-/// # Errors
-/// A message naming the first process that differs from process 0.
-pub fn check_same(fingerprint: &str, comm: &dyn Comm) -> Result<(), String> {
-    let all = comm.all_gather(fingerprint.as_bytes());
-    match all.iter().position(|f| f != &all[0]) {
-        Some(p) => Err(format!(
-            "process {p} runs another binary, job, output directory or CHOMP_* settings than process 0; every process must run the same build and job"
-        )),
-        None => Ok(()),
-    }
-}
-
 #[cfg(feature = "mpi")]
-pub use self::mpi_impl::MpiComm;
-
-#[cfg(feature = "mpi")]
-mod mpi_impl {
-    use super::Comm;
-    use mpi::collective::SystemOperation;
-    use mpi::datatype::PartitionMut;
-    use mpi::topology::{Color, SimpleCommunicator};
-    use mpi::traits::*;
-
-    /// Elements per collective call: MPI counts are `int`.
-    const CHUNK: usize = 1 << 24;
-
-    /// The MPI processes of `MPI_COMM_WORLD`.
-    pub struct MpiComm {
-        world: SimpleCommunicator,
-        /// The processes of this node (sharing memory).
-        node: SimpleCommunicator,
-        /// The world index of this node's first process.
-        leader: usize,
-        /// The nodes' first processes (`Some` on those only).
-        leaders: Option<SimpleCommunicator>,
-        /// Last: fields drop in order, and the communicators must be freed
-        /// before MPI is finalised.
-        _universe: mpi::environment::Universe,
-    }
-
-    // The engine calls collectives from the main thread only; rayon workers
-    // never touch the communicator.
-    unsafe impl Sync for MpiComm {}
-
-    impl MpiComm {
-        /// Initialises MPI (call first thing in `main`); `None` if MPI was already initialised.
-        pub fn init() -> Option<Self> {
-            let universe = mpi::initialize()?;
-            let world = universe.world();
-            let node = world.split_shared(world.rank());
-            let mut leader = world.rank();
-            node.process_at_rank(0).broadcast_into(&mut leader);
-            let color = if node.rank() == 0 { Color::with_value(0) } else { Color::undefined() };
-            let leaders = world.split_by_color(color);
-            Some(MpiComm { world, node, leader: leader as usize, leaders, _universe: universe })
-        }
-    }
-
-    fn or_chunks<T: Equivalence + Copy + Default>(world: &SimpleCommunicator, data: &mut [T]) {
-        let mut recv = vec![T::default(); CHUNK.min(data.len())];
-        for chunk in data.chunks_mut(CHUNK) {
-            let recv = &mut recv[..chunk.len()];
-            world.all_reduce_into(&chunk[..], recv, SystemOperation::bitwise_or());
-            chunk.copy_from_slice(recv);
-        }
-    }
-
-    impl Comm for MpiComm {
-        fn process(&self) -> usize {
-            self.world.rank() as usize
-        }
-        fn processes(&self) -> usize {
-            self.world.size() as usize
-        }
-        fn barrier(&self) {
-            self.world.barrier();
-        }
-        fn node_leader(&self) -> usize {
-            self.leader
-        }
-        fn node_processes(&self) -> usize {
-            self.node.size() as usize
-        }
-        fn node_barrier(&self) {
-            self.node.barrier();
-        }
-        fn leaders_or_bytes(&self, bytes: &mut [u8]) {
-            let leaders = self.leaders.as_ref().expect("leaders_or_bytes is called by the nodes' first processes only");
-            or_chunks(leaders, bytes);
-        }
-        fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
-            let k = self.processes();
-            let len = mine.len() as u64;
-            let mut lens = vec![0u64; k];
-            self.world.all_gather_into(&len, &mut lens[..]);
-            let counts: Vec<i32> = lens.iter().map(|&l| i32::try_from(l).expect("all_gather message below 2 GiB")).collect();
-            let displs: Vec<i32> = counts.iter().scan(0i32, |acc, &c| Some(std::mem::replace(acc, *acc + c))).collect();
-            let total: usize = lens.iter().sum::<u64>() as usize;
-            let mut buf = vec![0u8; total];
-            {
-                let mut part = PartitionMut::new(&mut buf[..], &counts[..], &displs[..]);
-                self.world.all_gather_varcount_into(mine, &mut part);
-            }
-            let mut out = Vec::with_capacity(k);
-            for r in 0..k {
-                out.push(buf[displs[r] as usize..(displs[r] + counts[r]) as usize].to_vec());
-            }
-            out
-        }
-        fn abort(&self, code: i32) -> ! {
-            self.world.abort(code)
-        }
-    }
-}
+pub use self::mpi::MpiComm;

@@ -8,8 +8,9 @@ use super::check::CHECK_SAMPLES;
 use super::error::io_err;
 use super::events::{Event, LevelReport, ProcessWork};
 use super::grundy;
+use super::identity::{self, Identity};
 use super::memory::{check_memory, check_run_memory, holding, peak_rss_kib, preflight, resident_kib};
-use super::plan::{Plan, TOOL_VERSION};
+use super::plan::Plan;
 use super::sieve::{Frontier, Holding, LevelLosses};
 use super::JobError;
 use crate::cluster::{self, Comm, Solo};
@@ -17,7 +18,7 @@ use crate::index::split;
 use crate::index::Ranking;
 use crate::report::summary::LevelStats;
 use crate::store::mapped::{map_read_only, MappedBytes};
-use crate::store::{file_sha256, shards_of, FileEntry, Manifest, TableDir};
+use crate::store::{shards_of, FileEntry, Manifest, TableDir};
 use memmap2::Mmap;
 use roaring::RoaringTreemap;
 use std::fs;
@@ -95,15 +96,14 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     let dir = if comm.processes() == 1 { TableDir::new(&opts.out).deferring() } else { TableDir::new(&opts.out) };
     let root = comm.is_root();
     if comm.processes() > 1 {
-        // Hashed in pieces: read whole, the executable (tens of MB with its
-        // debug lines) would stay in every process's peak memory.
-        let exe = std::env::current_exe().and_then(|p| file_sha256(&p)).map(|(_, sha)| sha).unwrap_or_default();
-        // The engine's tunables are part of the job: some change the
-        // levels' windows, hence the collectives' order.
-        let tunables = super::tunables::get();
-        let job = format!("{TOOL_VERSION} {exe} {plan:?} {} checks {} {tunables:?}", dir.path().display(), opts.check_samples);
-        cluster::check_same(&job, comm).map_err(JobError::Refused)?;
+        identity::check_same(&Identity::of_this_process(plan, opts), comm).map_err(JobError::Mismatch)?;
     }
+    // Every process has the same tunables now: all check, or none.
+    let ordered = super::tunables::get().check_collectives.then(|| cluster::Ordered::new(comm));
+    let comm: &dyn Comm = match &ordered {
+        Some(o) => o,
+        None => comm,
+    };
     // Refuse at once, before the directory is created, a run with a level
     // that would not fit even in a window of its own.
     let hold = holding(opts.max_memory, comm);
@@ -194,7 +194,7 @@ fn run_levels(
     // The time spent in collectives, for the end-of-run report.
     let timed = crate::cluster::Timed::new(comm, super::memory::cpu_seconds);
     let comm: &dyn Comm = &timed;
-    let mut run = Levels::start(Ctx { plan, ranking, dir, work, comm, opts, hold }, manifest, on_event)?;
+    let mut run = Levels::start(Ctx { plan, ranking, dir, work, comm, timed: &timed, opts, hold }, manifest, on_event)?;
     let (levels_started, waited_before) = (Instant::now(), timed.seconds());
     let (cpu_before, cpu_waited_before) = (super::memory::cpu_seconds(), timed.cpu_seconds());
     for n in manifest.levels_complete + 1..=run.top {
@@ -230,6 +230,8 @@ struct Ctx<'a> {
     /// The node's scratch directory.
     work: &'a Path,
     comm: &'a dyn Comm,
+    /// `comm`'s clock and gathered bytes.
+    timed: &'a crate::cluster::Timed<'a>,
     opts: &'a Options,
     hold: Holding,
 }
@@ -269,7 +271,7 @@ impl<'a> Levels<'a> {
     /// the first window of the level sieve, and on a resumed run the levels
     /// already decided (their losses pushed, their values mapped).
     fn start(cx: Ctx<'a>, manifest: &Manifest, on_event: &mut impl FnMut(&Event)) -> Result<Self, JobError> {
-        let Ctx { plan, ranking, dir, work, comm, opts, hold } = cx;
+        let Ctx { plan, ranking, dir, work, comm, opts, hold, .. } = cx;
         let top = ranking.max_tiles();
         let mut words = None;
         if let Some(bytes) = super::words::chosen(ranking.universe(), hold).filter(|_| manifest.levels_complete < top) {
@@ -309,14 +311,16 @@ impl<'a> Levels<'a> {
     /// Level `n`, from its losses to its commit in the manifest.
     fn level(&mut self, n: u32, manifest: &mut Manifest, on_event: &mut impl FnMut(&Event)) -> Result<(), JobError> {
         on_event(&Event::Started { tiles: n });
-        let Ctx { plan, ranking, opts, hold, .. } = self.cx;
+        let Ctx { plan, ranking, opts, hold, timed, .. } = self.cx;
         check_memory(ranking, plan, n, manifest, opts.max_memory, hold)?;
+        timed.take_largest_gather();
         let mut level = self.decide(n, manifest)?;
         let (mut grundy_seconds, mut lookups) = (0.0, 0);
         if n <= plan.grundy_max_tiles {
             (grundy_seconds, lookups) = self.grundy(n, manifest, &mut level)?;
         }
         let (checked, check_seconds) = self.commit(n, manifest, &level)?;
+        let largest_gather_bytes = timed.take_largest_gather();
         self.checkpoint_after(n, manifest, on_event)?;
         on_event(&Event::Level(LevelReport {
             stats: level.stats,
@@ -327,6 +331,7 @@ impl<'a> Levels<'a> {
             lookups,
             checked,
             check_seconds,
+            largest_gather_bytes,
         }));
         if n == self.frontier.horizon() && n < self.top {
             self.next_window(n, manifest, on_event)?;

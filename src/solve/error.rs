@@ -37,6 +37,10 @@ pub enum JobError {
     /// The next level would not fit in memory.
     #[error("{0}")]
     Memory(String),
+    /// The processes of a job were started with different options or
+    /// builds: every process finds it at once, process 0 reports it.
+    #[error("{0}")]
+    Mismatch(String),
     /// An internal self-check failed (a bug: please report).
     #[error("self-check failed: {0}")]
     SelfCheck(String),

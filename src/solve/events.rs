@@ -24,6 +24,9 @@ pub struct LevelReport {
     pub checked: u64,
     /// Seconds of that check.
     pub check_seconds: f64,
+    /// The largest gather of the level: every process's bytes together,
+    /// what each process receives (0 on one process, where nothing travels).
+    pub largest_gather_bytes: u64,
 }
 
 /// Events of a run, for progress display.

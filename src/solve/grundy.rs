@@ -62,6 +62,8 @@ fn level_with<S: Seen>(
     let sym = ranking.universe().is_symmetric();
     // Where each smaller level's values start, for the child addresses of `Scratch::moves`.
     let bases: Vec<usize> = lower.iter().map(|l| l.as_ptr().expose_provenance()).collect();
+    let lens: Vec<usize> = lower.iter().map(|l| l.len()).collect();
+    let lower = Lower { bases: &bases, lens: &lens };
     let results: Vec<Result<(u64, u64), GrundyOverflow>> =
         split::level_share(ranking, n, if sym { split::Balance::Canonical } else { split::Balance::All }, comm.process(), comm.processes())
             .par_iter()
@@ -71,7 +73,7 @@ fn level_with<S: Seen>(
                     let (mut evaluated, mut lookups) = (0u64, 0u64);
                     let mut overflow = false;
                     let mut visit = Changes(|rank, rows: &[u8], same| {
-                        let (g, looked) = value_of::<S>(ranking, n, rows, rank, same, &bases, scratch);
+                        let (g, looked) = value_of::<S>(ranking, n, rows, rank, same, &lower, scratch);
                         lookups += looked;
                         evaluated += 1;
                         if g > 255 {
@@ -139,6 +141,10 @@ struct Scratch {
     /// on rows `0..j` only and survives like `head`. A parent then reads the
     /// moves of rows `j..k` as one run of entries per `j`.
     moves: Vec<usize>,
+    /// The level of each entry of `moves` (debug builds: every read is
+    /// checked against that level's values).
+    #[cfg(debug_assertions)]
+    moves_level: Vec<usize>,
     /// `off[j]`: where the entries of `j` start (`off[1] = 0`; `off[j + 1]`
     /// depends on rows `0..j`).
     off: [usize; ROWS + 2],
@@ -166,6 +172,8 @@ impl Scratch {
             pre: [0; ROWS + 1],
             head: Vec::new(),
             moves: Vec::new(),
+            #[cfg(debug_assertions)]
+            moves_level: Vec::new(),
             off: [0; ROWS + 2],
             sym,
             columns: Vec::new(),
@@ -210,6 +218,8 @@ impl Scratch {
         }
         if self.moves.len() < self.off[k] {
             self.moves.resize(self.off[k], 0);
+            #[cfg(debug_assertions)]
+            self.moves_level.resize(self.off[k], 0);
         }
         let (pre, head) = (&self.pre[..], &self.head[..]);
         for j in (same + 1).max(1)..k {
@@ -225,6 +235,10 @@ impl Scratch {
                     let child = (pre[a] + m) as usize;
                     let rank = head[a * stride + child] + mid;
                     row[a] = bases[child].wrapping_add(rank.wrapping_sub(own) as usize);
+                    #[cfg(debug_assertions)]
+                    {
+                        self.moves_level[self.off[j] + (b as usize - 1) * j + a] = child;
+                    }
                 }
             }
         }
@@ -331,6 +345,35 @@ impl Seen for Seen256 {
     }
 }
 
+/// The values of the smaller levels, read by address in the hot loop.
+struct Lower<'a> {
+    /// `bases[m]`: the address of level `m`'s first value.
+    bases: &'a [usize],
+    /// `lens[m]`: level `m`'s values.
+    lens: &'a [usize],
+}
+
+impl Lower<'_> {
+    /// The value at address `at`, a value of level `level`. Debug builds
+    /// (and tests) assert that `at` lies inside that level's values;
+    /// release builds read unchecked (`level` is not even kept there).
+    #[inline(always)]
+    fn value(&self, level: usize, at: usize) -> u8 {
+        debug_assert!(
+            at.wrapping_sub(self.bases[level]) < self.lens[level],
+            "a child's value read outside level {level}'s values (offset {} of {})",
+            at.wrapping_sub(self.bases[level]) as isize,
+            self.lens[level]
+        );
+        // SAFETY: `at` is the address of a child's value: the start of its
+        // level's slice (`bases`, from `lower`, alive for the whole level
+        // pass) plus the child's rank within that level, which is below the
+        // level's size since the child is a position of that level (checked
+        // in debug builds and tests above).
+        unsafe { *std::ptr::with_exposed_provenance::<u8>(at) }
+    }
+}
+
 /// Value of one position from the values of its children; returns (value, children looked up).
 ///
 /// The moves are taken by column `b` of the bite, then by row `a` upwards.
@@ -339,23 +382,20 @@ impl Seen for Seen256 {
 /// are in `Scratch::moves`. For `j = k` (bites into the last row) the rows
 /// `a..k` that become `b` grow by one as `a` decreases, so their contribution
 /// is one more term per move; the rows above `a` come from `head`.
-fn value_of<S: Seen>(rk: &Ranking, n: u32, p: &[u8], rank: u64, same: usize, bases: &[usize], s: &mut Scratch) -> (u32, u64) {
+fn value_of<S: Seen>(rk: &Ranking, n: u32, p: &[u8], rank: u64, same: usize, lower: &Lower<'_>, s: &mut Scratch) -> (u32, u64) {
     let k = p.len();
     if n == 1 {
         return (0, 0);
     }
+    let bases = lower.bases;
     s.prepare(rk, n, p, same, bases);
     let (pre, head) = (&s.pre[..], &s.head[..]);
     let stride = n as usize + 1;
-    // SAFETY (of every read below): the address is that of a child's value,
-    // the start of its level's slice (`bases`, from `lower`, alive for the
-    // call) plus the child's rank within that level.
-    let value = |at: usize| unsafe { *std::ptr::with_exposed_provenance::<u8>(at) };
     let mut seen = S::default();
     // b = 0: the child is rows 0..a (a ≥ 1; a = 0 eats the poison).
     for a in 1..k {
         let m = pre[a] as usize;
-        seen.insert(value(bases[m] + head[a * stride + m] as usize));
+        seen.insert(lower.value(m, bases[m] + head[a * stride + m] as usize));
     }
     for b in 1..p[k - 1] as u32 {
         let mut mid = 0u64;
@@ -365,13 +405,20 @@ fn value_of<S: Seen>(rk: &Ranking, n: u32, p: &[u8], rank: u64, same: usize, bas
             mid += rk.contribution(m + b, a as u32, b);
             m += b;
             let child = (pre[a] + m) as usize;
-            seen.insert(value(bases[child] + (head[a * stride + child] + mid) as usize));
+            seen.insert(lower.value(child, bases[child] + (head[a * stride + child] + mid) as usize));
         }
     }
     for j in 1..k {
         let at = s.off[j];
-        for &e in &s.moves[at + (p[j] as usize - 1) * j..at + (p[j - 1] as usize - 1) * j] {
-            seen.insert(value(e.wrapping_add(rank as usize)));
+        let run = at + (p[j] as usize - 1) * j..at + (p[j - 1] as usize - 1) * j;
+        #[cfg(debug_assertions)]
+        let levels = &s.moves_level[run.clone()];
+        for (_i, &e) in s.moves[run].iter().enumerate() {
+            #[cfg(debug_assertions)]
+            let level = levels[_i];
+            #[cfg(not(debug_assertions))]
+            let level = 0;
+            seen.insert(lower.value(level, e.wrapping_add(rank as usize)));
         }
     }
     (seen.mex(), n as u64 - 1)
@@ -381,6 +428,21 @@ fn value_of<S: Seen>(rk: &Ranking, n: u32, p: &[u8], rank: u64, same: usize, bas
 mod tests {
     use super::*;
     use crate::game::{position::conjugate_rows, Universe};
+
+    /// Debug builds and tests check every child read against its level's
+    /// values: one past the end, or one before the start, panics.
+    #[test]
+    #[cfg(debug_assertions)]
+    fn a_child_read_outside_its_level_is_caught() {
+        let (a, b) = (vec![1u8, 2, 3, 4], vec![9u8; 2]);
+        let bases = [a.as_ptr().expose_provenance(), b.as_ptr().expose_provenance()];
+        let lower = Lower { bases: &bases, lens: &[4, 2] };
+        assert_eq!((lower.value(0, bases[0] + 3), lower.value(1, bases[1])), (4, 9));
+        for (level, at) in [(0, bases[0] + 4), (1, bases[1].wrapping_sub(1)), (1, bases[0])] {
+            let e = std::panic::catch_unwind(|| lower.value(level, at)).unwrap_err();
+            assert!(e.downcast_ref::<String>().unwrap().contains(&format!("outside level {level}")));
+        }
+    }
 
     /// The conjugate's rank kept across a walk is the rank of the conjugate,
     /// for every position visited in walk order (prefix by prefix, as the

@@ -9,6 +9,7 @@ mod events;
 mod found;
 pub mod grundy;
 mod handoff;
+pub mod identity;
 pub mod in_memory;
 pub mod memory;
 mod plan;

@@ -13,7 +13,7 @@
 use std::sync::OnceLock;
 
 /// Every tunable, with its value in this process (the default when unset).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Tunables {
     /// `CHOMP_PARALLEL_PARENTS`: a loss with more parents than this has
     /// them marked by every thread together.
@@ -36,6 +36,16 @@ pub struct Tunables {
     /// `CHOMP_WORDS_FAR`: the word sieve's stretches whose top bit is at
     /// least this go to the helper threads (unset: chosen from the box).
     pub words_far: Option<u32>,
+    /// `CHOMP_COLLECTIVE_BYTES`: the most bytes one process sends in one
+    /// collective call; larger gathers go in pieces (unset:
+    /// [`crate::cluster::PIECE_BYTES`]). Small values run the many-piece
+    /// path in tests.
+    pub collective_bytes: Option<u64>,
+    /// `CHOMP_CHECK_COLLECTIVES`: `true` (the value `1`) checks before
+    /// every collective that every process calls the same one from the
+    /// same place, and stops the run with one line naming the first
+    /// divergence ([`crate::cluster::Ordered`]).
+    pub check_collectives: bool,
 }
 
 /// The defaults (what every published table was computed with).
@@ -48,10 +58,12 @@ pub const DEFAULT: Tunables = Tunables {
     words_direct: super::words::DIRECT_BITS,
     words_low: None,
     words_far: None,
+    collective_bytes: None,
+    check_collectives: false,
 };
 
 /// The names a run accepts; `CHOMP_LOG` (the server's log filter) is not a tunable.
-pub const NAMES: [&str; 7] = [
+pub const NAMES: [&str; 9] = [
     "CHOMP_PARALLEL_PARENTS",
     "CHOMP_COPY_SHARE",
     "CHOMP_EPOCH_BYTES",
@@ -59,6 +71,8 @@ pub const NAMES: [&str; 7] = [
     "CHOMP_WORDS_DIRECT",
     "CHOMP_WORDS_LOW",
     "CHOMP_WORDS_FAR",
+    "CHOMP_COLLECTIVE_BYTES",
+    "CHOMP_CHECK_COLLECTIVES",
 ];
 
 /// Other `CHOMP_*` variables that are not tunables.
@@ -88,6 +102,11 @@ impl Tunables {
             Some("0") => false,
             Some(v) => return Err(format!("CHOMP_WORD_SIEVE={v:?}: use 0 (off) or 1 (on)")),
         };
+        let check_collectives = match var("CHOMP_CHECK_COLLECTIVES").as_deref().map(str::trim) {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(v) => return Err(format!("CHOMP_CHECK_COLLECTIVES={v:?}: use 0 (off) or 1 (on)")),
+        };
         Ok(Tunables {
             parallel_parents: parse(&var, "CHOMP_PARALLEL_PARENTS", |&x: &u64| x > 0)?.unwrap_or(DEFAULT.parallel_parents),
             copy_share: parse(&var, "CHOMP_COPY_SHARE", |&x: &f64| (0.0..=16.0).contains(&x))?.unwrap_or(DEFAULT.copy_share),
@@ -96,6 +115,8 @@ impl Tunables {
             words_direct: parse(&var, "CHOMP_WORDS_DIRECT", |&x: &u32| x <= 64)?.unwrap_or(DEFAULT.words_direct),
             words_low: parse(&var, "CHOMP_WORDS_LOW", |&x: &u32| (1..=16).contains(&x))?,
             words_far: parse(&var, "CHOMP_WORDS_FAR", |&x: &u32| x <= 64)?,
+            collective_bytes: parse(&var, "CHOMP_COLLECTIVE_BYTES", |&x: &u64| x > 0)?,
+            check_collectives,
         })
     }
 }
@@ -144,7 +165,16 @@ mod tests {
         let t = from(&[("CHOMP_EPOCH_BYTES", "4096"), ("CHOMP_WORD_SIEVE", "0"), ("CHOMP_WORDS_FAR", "21")]).unwrap();
         assert_eq!((t.epoch_bytes, t.word_sieve, t.words_far), (4096, false, Some(21)));
         assert_eq!(t.copy_share, DEFAULT.copy_share);
-        for bad in [("CHOMP_EPOCH_BYTES", "lots"), ("CHOMP_EPOCH_BYTES", "0"), ("CHOMP_WORD_SIEVE", "no"), ("CHOMP_WORDS_LOW", "17")] {
+        let t = from(&[("CHOMP_COLLECTIVE_BYTES", "65536"), ("CHOMP_CHECK_COLLECTIVES", "1")]).unwrap();
+        assert_eq!((t.collective_bytes, t.check_collectives), (Some(65536), true));
+        for bad in [
+            ("CHOMP_EPOCH_BYTES", "lots"),
+            ("CHOMP_EPOCH_BYTES", "0"),
+            ("CHOMP_WORD_SIEVE", "no"),
+            ("CHOMP_WORDS_LOW", "17"),
+            ("CHOMP_COLLECTIVE_BYTES", "0"),
+            ("CHOMP_CHECK_COLLECTIVES", "yes"),
+        ] {
             let e = from(&[bad]).unwrap_err();
             assert!(e.starts_with(bad.0), "{e}");
         }

@@ -7,6 +7,7 @@ mod common;
 mod boxes;
 mod brute;
 mod cli;
+mod cluster;
 mod corruption;
 mod damage;
 mod export;

@@ -53,7 +53,7 @@ mod solve;
 use anyhow::bail;
 use args::{Cli, Command};
 use chomp_tables::cluster::{Comm, Solo};
-use chomp_tables::solve::{JobFile, Plan};
+use chomp_tables::solve::{JobError, JobFile, Plan};
 use chomp_tables::Universe;
 use clap::Parser;
 use std::process::ExitCode;
@@ -73,6 +73,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let msg = one_line(&e);
+            if comm.processes() > 1 && e.downcast_ref::<JobError>().is_some_and(|j| matches!(j, JobError::Mismatch(_))) {
+                // Every process found it at once: process 0 says it once.
+                comm.fail(&msg);
+            }
             if comm.processes() > 1 {
                 eprintln!("error: process {}: {msg}", comm.process());
                 // Let mpiexec forward the message before the abort tears the job down.

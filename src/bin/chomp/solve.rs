@@ -115,6 +115,7 @@ fn report_json(plan: &Plan, out: &std::path::Path, wall_seconds: f64, levels: &[
                 "lookups": r.lookups,
                 "checked": r.checked,
                 "check_seconds": r.check_seconds,
+                "largest_gather_bytes": r.largest_gather_bytes,
             })
         })
         .collect();

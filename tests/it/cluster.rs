@@ -1,0 +1,173 @@
+//! The cluster path in `cargo test`: K processes as threads of this process
+//! ([`ThreadCluster`], each with its own rayon pool and frontier share, on
+//! the same code as MPI processes), every collective checked for order
+//! ([`Ordered`]) and every gather cut into small pieces. Each run must write
+//! exactly the bytes of one process.
+
+use super::common::contents;
+use chomp_tables::cluster::{Comm, Ordered, ThreadCluster};
+use chomp_tables::solve::{run, run_on, Event, Options, Plan};
+use chomp_tables::{Manifest, TableDir, Universe};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One process's bytes for `plan`.
+fn one_process(plan: &Plan, out: &Path) -> BTreeMap<String, Vec<u8>> {
+    run(plan, &Options::new(out), |_| {}).unwrap();
+    contents(out)
+}
+
+/// Runs `plan` on `cluster`, every process's collectives checked for
+/// order; `events` sees each process's events. Returns each process's
+/// outcome (an error or a panic as its message).
+fn on_cluster(cluster: ThreadCluster, plan: &Plan, opts: &Options, events: impl Fn(usize, &Event) + Sync) -> Vec<Result<Manifest, String>> {
+    let got = cluster.run(|comm| {
+        let ordered = Ordered::new(comm);
+        let p = comm.process();
+        run_on(plan, opts, &ordered, |e| events(p, e)).map_err(|e| e.to_string())
+    });
+    got.into_iter().map(|r| r.and_then(|run| run)).collect()
+}
+
+fn all_ok(got: Vec<Result<Manifest, String>>) -> Vec<Manifest> {
+    got.into_iter().enumerate().map(|(p, r)| r.unwrap_or_else(|e| panic!("process {p}: {e}"))).collect()
+}
+
+fn cluster(processes: usize, per_node: usize, piece_bytes: usize) -> ThreadCluster {
+    ThreadCluster { processes, per_node, threads: 1, piece_bytes }
+}
+
+#[test]
+fn two_processes_write_one_process_bytes_with_grundy_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan::new(Universe::tiles(50), 36);
+    let want = one_process(&plan, &tmp.path().join("one"));
+    let out = tmp.path().join("two");
+    let manifests = all_ok(on_cluster(cluster(2, 1, 1 << 20), &plan, &Options::new(&out), |_, _| {}));
+    assert!(manifests[0].complete && manifests[0].levels_complete == 50);
+    assert_eq!(contents(&out), want);
+}
+
+#[test]
+fn three_processes_on_two_nodes_share_their_grundy_files_in_small_pieces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan::new(Universe::tiles(48), 40);
+    let want = one_process(&plan, &tmp.path().join("one"));
+    let out = tmp.path().join("three");
+    // Nodes of 2 and 1: the first node's two processes write one Grundy
+    // file; the two nodes merge their values by the leaders' OR. Gathers
+    // go in pieces of 1 KiB: the level's losses take many pieces.
+    all_ok(on_cluster(cluster(3, 2, 1024), &plan, &Options::new(&out), |_, _| {}));
+    assert_eq!(contents(&out), want);
+}
+
+#[test]
+fn four_processes_write_one_process_bytes_for_losses_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan::new(Universe::tiles(64), 0);
+    let want = one_process(&plan, &tmp.path().join("one"));
+    let out = tmp.path().join("four");
+    all_ok(on_cluster(cluster(4, 2, 4096), &plan, &Options::new(&out), |_, _| {}));
+    assert_eq!(contents(&out), want);
+}
+
+#[test]
+fn a_box_with_grundy_values_on_three_processes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan::new(Universe::boxed(7, 12), 84);
+    let want = one_process(&plan, &tmp.path().join("one"));
+    let out = tmp.path().join("three");
+    all_ok(on_cluster(cluster(3, 1, 512), &plan, &Options::new(&out), |_, _| {}));
+    assert_eq!(contents(&out), want);
+}
+
+#[test]
+fn windows_cut_by_a_memory_limit_on_two_and_three_processes() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Limits that cut each run into two windows (the marks of the last
+    // levels held after the first window's levels are decided).
+    for (k, tiles, limit) in [(2, 70, 3 << 20), (3, 76, 5 << 20)] {
+        let plan = Plan::new(Universe::tiles(tiles), 30);
+        let want = one_process(&plan, &tmp.path().join(format!("one-{tiles}")));
+        let out = tmp.path().join(format!("k{k}"));
+        let windows = std::sync::atomic::AtomicUsize::new(0);
+        let opts = Options { max_memory: Some(limit), ..Options::new(&out) };
+        all_ok(on_cluster(cluster(k, 2, 2048), &plan, &opts, |p, e| {
+            if p == 0 && matches!(e, Event::Window { .. }) {
+                windows.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }));
+        let windows = windows.into_inner();
+        assert!(windows >= 2, "{k} processes: {windows} windows");
+        assert_eq!(contents(&out), want, "{k} processes in {windows} windows");
+    }
+}
+
+#[test]
+fn a_run_killed_in_the_middle_of_a_level_resumes_to_the_same_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan::new(Universe::tiles(56), 40);
+    let want = one_process(&plan, &tmp.path().join("one"));
+    let out = tmp.path().join("three");
+    let opts = Options { checkpoint_seconds: 0.0, ..Options::new(&out) };
+    // Process 1 dies as level 45 starts; the others are inside level 45.
+    let got = on_cluster(cluster(3, 1, 1 << 20), &plan, &opts, |p, e| {
+        if p == 1 && matches!(e, Event::Started { tiles: 45 }) {
+            panic!("killed in level 45");
+        }
+    });
+    assert_eq!(got[1].as_ref().unwrap_err(), "killed in level 45");
+    for p in [0, 2] {
+        let e = got[p].as_ref().unwrap_err();
+        assert!(e.contains("process 1 failed: killed in level 45"), "process {p}: {e}");
+    }
+    let saved = TableDir::new(&out).read_manifest().unwrap();
+    assert!(!saved.complete && (40..45).contains(&saved.levels_complete), "levels saved: {}", saved.levels_complete);
+    // The same job on other processes resumes after the checkpoint.
+    let resumed = std::sync::atomic::AtomicU32::new(0);
+    all_ok(on_cluster(cluster(3, 1, 1 << 20), &plan, &opts, |p, e| {
+        if let (0, Event::Resumed { levels_complete }) = (p, e) {
+            resumed.store(*levels_complete, std::sync::atomic::Ordering::Relaxed);
+        }
+    }));
+    assert_eq!(resumed.into_inner(), saved.levels_complete);
+    assert_eq!(contents(&out), want);
+}
+
+#[test]
+fn a_reordered_collective_stops_every_process_with_one_line() {
+    // Process 1 takes a barrier before the gather the others make: checked
+    // by the recorder, every process stops at once with one line naming
+    // the first divergence (a plain exchange would wait forever).
+    let got = cluster(3, 1, 1 << 20).run(|comm| {
+        let ordered = Ordered::new(comm);
+        let comm: &dyn Comm = &ordered;
+        comm.barrier();
+        if comm.process() == 1 {
+            comm.barrier();
+        }
+        comm.all_gather(b"losses");
+    });
+    for r in got {
+        let e = r.unwrap_err();
+        assert!(!e.contains('\n'), "{e}");
+        assert!(e.starts_with("the processes' collectives diverge: process 0 calls all_gather at tests/it/cluster.rs:"), "{e}");
+        assert!(e.contains("(its collective 2), process 1 calls barrier at tests/it/cluster.rs:"), "{e}");
+    }
+}
+
+#[test]
+fn processes_started_with_another_memory_limit_are_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan::new(Universe::tiles(30), 0);
+    let out = tmp.path().join("out");
+    let got = cluster(2, 1, 1 << 20).run(|comm| {
+        let limit = (comm.process() == 1).then_some(64 << 20);
+        run_on(&plan, &Options { max_memory: limit, ..Options::new(&out) }, comm, |_| {}).map_err(|e| e.to_string())
+    });
+    for r in got {
+        let e = r.unwrap().unwrap_err();
+        assert!(e.starts_with("process 1 was started with another --max-memory than process 0 (67108864 against unset)"), "{e}");
+    }
+    assert!(!out.exists(), "a refused job writes nothing");
+}
