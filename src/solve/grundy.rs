@@ -411,14 +411,15 @@ fn value_of<S: Seen>(rk: &Ranking, n: u32, p: &[u8], rank: u64, same: usize, low
     for j in 1..k {
         let at = s.off[j];
         let run = at + (p[j] as usize - 1) * j..at + (p[j - 1] as usize - 1) * j;
+        // Debug builds check each read against its child's level; release
+        // builds read as before the checks (the level is not kept there).
         #[cfg(debug_assertions)]
-        let levels = &s.moves_level[run.clone()];
-        for (_i, &e) in s.moves[run].iter().enumerate() {
-            #[cfg(debug_assertions)]
-            let level = levels[_i];
-            #[cfg(not(debug_assertions))]
-            let level = 0;
+        for (&e, &level) in s.moves[run.clone()].iter().zip(&s.moves_level[run]) {
             seen.insert(lower.value(level, e.wrapping_add(rank as usize)));
+        }
+        #[cfg(not(debug_assertions))]
+        for &e in &s.moves[run] {
+            seen.insert(lower.value(0, e.wrapping_add(rank as usize)));
         }
     }
     (seen.mex(), n as u64 - 1)

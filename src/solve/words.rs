@@ -41,7 +41,7 @@
 //! uses this one for a box of one process whose bit set fits in memory
 //! ([`bytes`]), the level sieve otherwise (larger boxes, clusters).
 
-use super::handoff::{pause, shake, Shared};
+use super::handoff::{pause, Shared};
 use super::sieve::{for_words, prefetch};
 use crate::game::Universe;
 use crate::index::Ranking;
@@ -181,8 +181,7 @@ fn box_losses_with(ranking: &Ranking, threads: usize, far: u32, direct: bool) ->
     let set = MappedBits::anonymous(index.total)?;
     let helpers = threads.max(1) - 1;
     let sieve = Sieve { index: &index, set: set.words(), one_writer: helpers <= 1, far };
-    let queue: Vec<AtomicU64> = (0..QUEUE.min(index.total as usize / 64 + 1024)).map(|_| AtomicU64::new(0)).collect();
-    let shared = Shared::new(queue, helpers);
+    let shared = Shared::new(QUEUE.min(index.total as usize / 64 + 1024), helpers);
     let top = (r * c) as usize;
     // The helpers also rank the losses they take (off the scan's path).
     let (mut ranks, mut marks) = std::thread::scope(|scope| {
@@ -472,7 +471,7 @@ impl Sieve<'_> {
                 // (with the next bit down when the helpers are idle: one
                 // read of their counters every few losses).
                 if lending && losses.len() % 8 == 0 {
-                    let done = shared.done.iter().map(|d| d.load(Ordering::Relaxed)).min().unwrap_or(0);
+                    let done = shared.least_done();
                     lend = losses.len() as u64 <= done + LEND_BELOW;
                 }
                 let near_top = self.far - (lending && lend) as u32;
@@ -503,19 +502,9 @@ impl Sieve<'_> {
                     count += self.push_far(w, self.far, &mut |_| {});
                 } else {
                     let n = losses.len() as u64;
-                    let mut spins = 0;
-                    while n - oldest >= shared.queue.len() as u64 {
-                        if shared.is_done(oldest) {
-                            oldest += 1;
-                        } else {
-                            pause(&mut spins);
-                        }
-                    }
+                    shared.wait_for_slot(n, &mut oldest);
                     let lent_it = near_top < self.far;
-                    shared.queue[(n % shared.queue.len() as u64) as usize].store(w | (lent_it as u64) << LENT, Ordering::Relaxed);
-                    shake();
-                    shared.published.store(n + 1, Ordering::Release);
-                    shake();
+                    shared.publish(n, w | (lent_it as u64) << LENT);
                     // Its far parents lie at least `reach` (lent: half of it) above it.
                     safe = safe.min(w + if lent_it { reach / 2 } else { reach });
                     lent.push(lent_it);
@@ -528,7 +517,7 @@ impl Sieve<'_> {
             }
             ring[slot] = 0;
         }
-        shared.finished.store(true, Ordering::Release);
+        shared.finish();
         (losses, marks)
     }
 
@@ -542,29 +531,20 @@ impl Sieve<'_> {
         let mut i = 0;
         let mut spins = 0;
         loop {
-            if shared.published.load(Ordering::Acquire) > i {
+            if let Some(entry) = shared.entry(i) {
                 if i % helpers as u64 == h as u64 {
-                    let entry = shared.queue[(i % shared.queue.len() as u64) as usize].load(Ordering::Relaxed);
                     let (w, from) = (entry & !(1 << LENT), self.far - (entry >> LENT) as u32);
-                    let count = self.push_far(w, from, &mut |d| {
-                        shared.ahead[h].store(d, Ordering::Release);
-                        shake();
-                    });
-                    // Before `done`: the scan reads `ahead` only for the loss `done` names.
-                    shared.ahead[h].store(0, Ordering::Relaxed);
-                    shake();
-                    shared.done[h].store(i + 1, Ordering::Release);
-                    shake();
+                    let count = self.push_far(w, from, &mut |d| shared.ahead(h, d));
+                    shared.done_with(h, i, true);
                     let (n, rank) = word_level_rank(w, self.index.bits, ranking);
                     marks[n as usize] += count;
                     ranks[n as usize].push(rank);
                 } else {
-                    shared.done[h].store(i + 1, Ordering::Release);
-                    shake();
+                    shared.done_with(h, i, false);
                 }
                 i += 1;
                 spins = 0;
-            } else if shared.finished.load(Ordering::Acquire) && shared.published.load(Ordering::Acquire) <= i {
+            } else if shared.drained(i) {
                 return (marks, ranks);
             } else {
                 pause(&mut spins);

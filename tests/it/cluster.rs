@@ -162,8 +162,9 @@ fn processes_started_with_another_memory_limit_are_refused_at_once() {
     let plan = Plan::new(Universe::tiles(30), 0);
     let out = tmp.path().join("out");
     let got = cluster(2, 1, 1 << 20).run(|comm| {
+        let ordered = Ordered::new(comm);
         let limit = (comm.process() == 1).then_some(64 << 20);
-        run_on(&plan, &Options { max_memory: limit, ..Options::new(&out) }, comm, |_| {}).map_err(|e| e.to_string())
+        run_on(&plan, &Options { max_memory: limit, ..Options::new(&out) }, &ordered, |_| {}).map_err(|e| e.to_string())
     });
     for r in got {
         let e = r.unwrap().unwrap_err();
