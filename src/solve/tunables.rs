@@ -4,8 +4,8 @@
 //! They are read once per process, here, the first time any is needed
 //! ([`get`]); a run checks them first ([`check_env`]: a value that does not
 //! parse, or a `CHOMP_*` name that is none of them, is an error before
-//! anything is computed), and MPI processes compare them ([`Tunables`]'s
-//! `Debug` text is part of every process's job fingerprint): some change a
+//! anything is computed), and MPI processes compare them (every tunable is
+//! part of the run's identity, `super::identity`): some change a
 //! level's windows or epochs, hence the order of the collectives, and
 //! processes with different values would wait forever at different
 //! barriers. docs/architecture.md lists them.
