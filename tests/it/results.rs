@@ -36,6 +36,18 @@ fn every_published_file_matches_its_checksum() {
     assert!(listed > 200, "CHECKSUMS lists every published file");
 }
 
+/// Every published level to 130 tiles against Timothy Herchen's
+/// independent computation, whose losses are OEIS A112470 (b-file to 129).
+#[test]
+fn published_summary_agrees_with_herchens_counts_and_oeis_a112470() {
+    let ours = counts(&std::fs::read_to_string(results().join("summary.csv")).unwrap());
+    let theirs = counts(&data("a112470-herchen-1-130.csv"));
+    assert_eq!(theirs.len(), 130);
+    for n in 1..=130 {
+        assert_eq!(ours[&n], theirs[&n], "level {n}: ours (positions, losses) against Herchen's");
+    }
+}
+
 #[test]
 fn published_summary_agrees_with_verified_figures() {
     let ours = counts(&std::fs::read_to_string(results().join("summary.csv")).unwrap());
