@@ -25,7 +25,7 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Bytes of a call's description in a `leaders_or_bytes` check slot.
+/// Bytes of a process's slot in a group's check (its call's description).
 const SLOT: usize = 160;
 
 /// A [`Comm`] that checks every process calls the same collectives in the
@@ -73,7 +73,8 @@ impl<'a> Ordered<'a> {
     /// Checks a collective of a group of processes (a node, the nodes'
     /// leaders): `or` ORs bytes over the group. One slot per process; each
     /// member fills its own with its call.
-    fn check_in_group(&self, call: &str, or: impl FnOnce(&mut [u8])) {
+    fn check_in_group(&self, kind: &str, at: &Location<'_>, or: impl FnOnce(&mut [u8])) {
+        let call = self.record(kind, at);
         let mut slots = vec![0u8; SLOT * self.processes()];
         let mine = &mut slots[SLOT * self.process()..][..SLOT];
         let text = call.as_bytes();
@@ -121,20 +122,21 @@ impl Comm for Ordered<'_> {
     }
     #[track_caller]
     fn node_barrier(&self) {
-        let call = self.record("node_barrier", Location::caller());
-        self.check_in_group(&call, |slots| self.inner.node_or_bytes(slots));
+        self.check_in_group("node_barrier", Location::caller(), |slots| self.inner.node_or_bytes(slots));
         self.inner.node_barrier()
     }
     #[track_caller]
     fn node_or_bytes(&self, bytes: &mut [u8]) {
-        let call = self.record(&format!("node_or_bytes of {} bytes", bytes.len()), Location::caller());
-        self.check_in_group(&call, |slots| self.inner.node_or_bytes(slots));
+        self.check_in_group(&format!("node_or_bytes of {} bytes", bytes.len()), Location::caller(), |slots| {
+            self.inner.node_or_bytes(slots)
+        });
         self.inner.node_or_bytes(bytes)
     }
     #[track_caller]
     fn leaders_or_bytes(&self, bytes: &mut [u8]) {
-        let call = self.record(&format!("leaders_or_bytes of {} bytes", bytes.len()), Location::caller());
-        self.check_in_group(&call, |slots| self.inner.leaders_or_bytes(slots));
+        self.check_in_group(&format!("leaders_or_bytes of {} bytes", bytes.len()), Location::caller(), |slots| {
+            self.inner.leaders_or_bytes(slots)
+        });
         self.inner.leaders_or_bytes(bytes)
     }
     #[track_caller]

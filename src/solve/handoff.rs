@@ -54,20 +54,22 @@ use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 #[cfg(not(all(test, feature = "loom")))]
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// What the scanning thread and the helpers share.
+/// What the scanning thread and the helpers share. Its fields are private:
+/// the scan and the helpers reach them through the methods below, where
+/// every ordering of the protocol is written.
 pub(super) struct Shared {
     /// Loss `i` at `queue[i % queue.len()]`.
-    pub(super) queue: Vec<AtomicU64>,
+    queue: Vec<AtomicU64>,
     /// Losses queued so far.
-    pub(super) published: AtomicU64,
+    published: AtomicU64,
     /// `done[h]`: losses that helper `h` has gone through (it marks the far
     /// parents of losses `i` with `i % helpers == h`).
-    pub(super) done: Vec<AtomicU64>,
+    done: Vec<AtomicU64>,
     /// `ahead[h]`: while helper `h` marks loss `done[h]`, the parents it has
     /// still to mark lie at `ahead[h]` or above (0: no such word said).
-    pub(super) ahead: Vec<AtomicU64>,
+    ahead: Vec<AtomicU64>,
     /// No more losses will be queued.
-    pub(super) finished: AtomicBool,
+    finished: AtomicBool,
 }
 
 impl Shared {

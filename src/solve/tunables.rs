@@ -97,26 +97,25 @@ impl Tunables {
                 },
             }
         }
-        let word_sieve = match var("CHOMP_WORD_SIEVE").as_deref().map(str::trim) {
-            None | Some("1") => true,
-            Some("0") => false,
-            Some(v) => return Err(format!("CHOMP_WORD_SIEVE={v:?}: use 0 (off) or 1 (on)")),
-        };
-        let check_collectives = match var("CHOMP_CHECK_COLLECTIVES").as_deref().map(str::trim) {
-            None | Some("0") => false,
-            Some("1") => true,
-            Some(v) => return Err(format!("CHOMP_CHECK_COLLECTIVES={v:?}: use 0 (off) or 1 (on)")),
-        };
+        /// A switch: `0` (off) or `1` (on), `unset` when not set.
+        fn switch(var: &impl Fn(&str) -> Option<String>, name: &str, unset: bool) -> Result<bool, String> {
+            match var(name).as_deref().map(str::trim) {
+                None => Ok(unset),
+                Some("0") => Ok(false),
+                Some("1") => Ok(true),
+                Some(v) => Err(format!("{name}={v:?}: use 0 (off) or 1 (on)")),
+            }
+        }
         Ok(Tunables {
             parallel_parents: parse(&var, "CHOMP_PARALLEL_PARENTS", |&x: &u64| x > 0)?.unwrap_or(DEFAULT.parallel_parents),
             copy_share: parse(&var, "CHOMP_COPY_SHARE", |&x: &f64| (0.0..=16.0).contains(&x))?.unwrap_or(DEFAULT.copy_share),
             epoch_bytes: parse(&var, "CHOMP_EPOCH_BYTES", |&x: &u64| x > 0)?.unwrap_or(DEFAULT.epoch_bytes),
-            word_sieve,
+            word_sieve: switch(&var, "CHOMP_WORD_SIEVE", DEFAULT.word_sieve)?,
             words_direct: parse(&var, "CHOMP_WORDS_DIRECT", |&x: &u32| x <= 64)?.unwrap_or(DEFAULT.words_direct),
             words_low: parse(&var, "CHOMP_WORDS_LOW", |&x: &u32| (1..=16).contains(&x))?,
             words_far: parse(&var, "CHOMP_WORDS_FAR", |&x: &u32| x <= 64)?,
             collective_bytes: parse(&var, "CHOMP_COLLECTIVE_BYTES", |&x: &u64| x > 0)?,
-            check_collectives,
+            check_collectives: switch(&var, "CHOMP_CHECK_COLLECTIVES", DEFAULT.check_collectives)?,
         })
     }
 }

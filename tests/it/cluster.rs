@@ -37,48 +37,39 @@ fn cluster(processes: usize, per_node: usize, piece_bytes: usize) -> ThreadClust
     ThreadCluster { processes, per_node, threads: 1, piece_bytes }
 }
 
+/// Runs `plan` on `cluster` and on one process: the same bytes. Returns
+/// process 0's manifest.
+fn writes_one_process_bytes(cluster: ThreadCluster, plan: &Plan) -> Manifest {
+    let tmp = tempfile::tempdir().unwrap();
+    let want = one_process(plan, &tmp.path().join("one"));
+    let out = tmp.path().join("cluster");
+    let manifests = all_ok(on_cluster(cluster, plan, &Options::new(&out), |_, _| {}));
+    assert_eq!(contents(&out), want, "{} processes, {} a node", cluster.processes, cluster.per_node);
+    manifests.into_iter().next().unwrap()
+}
+
 #[test]
 fn two_processes_write_one_process_bytes_with_grundy_values() {
-    let tmp = tempfile::tempdir().unwrap();
-    let plan = Plan::new(Universe::tiles(50), 36);
-    let want = one_process(&plan, &tmp.path().join("one"));
-    let out = tmp.path().join("two");
-    let manifests = all_ok(on_cluster(cluster(2, 1, 1 << 20), &plan, &Options::new(&out), |_, _| {}));
-    assert!(manifests[0].complete && manifests[0].levels_complete == 50);
-    assert_eq!(contents(&out), want);
+    let manifest = writes_one_process_bytes(cluster(2, 1, 1 << 20), &Plan::new(Universe::tiles(50), 36));
+    assert!(manifest.complete && manifest.levels_complete == 50);
 }
 
 #[test]
 fn three_processes_on_two_nodes_share_their_grundy_files_in_small_pieces() {
-    let tmp = tempfile::tempdir().unwrap();
-    let plan = Plan::new(Universe::tiles(48), 40);
-    let want = one_process(&plan, &tmp.path().join("one"));
-    let out = tmp.path().join("three");
     // Nodes of 2 and 1: the first node's two processes write one Grundy
     // file; the two nodes merge their values by the leaders' OR. Gathers
     // go in pieces of 1 KiB: the level's losses take many pieces.
-    all_ok(on_cluster(cluster(3, 2, 1024), &plan, &Options::new(&out), |_, _| {}));
-    assert_eq!(contents(&out), want);
+    writes_one_process_bytes(cluster(3, 2, 1024), &Plan::new(Universe::tiles(48), 40));
 }
 
 #[test]
 fn four_processes_write_one_process_bytes_for_losses_only() {
-    let tmp = tempfile::tempdir().unwrap();
-    let plan = Plan::new(Universe::tiles(64), 0);
-    let want = one_process(&plan, &tmp.path().join("one"));
-    let out = tmp.path().join("four");
-    all_ok(on_cluster(cluster(4, 2, 4096), &plan, &Options::new(&out), |_, _| {}));
-    assert_eq!(contents(&out), want);
+    writes_one_process_bytes(cluster(4, 2, 4096), &Plan::new(Universe::tiles(64), 0));
 }
 
 #[test]
 fn a_box_with_grundy_values_on_three_processes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let plan = Plan::new(Universe::boxed(7, 12), 84);
-    let want = one_process(&plan, &tmp.path().join("one"));
-    let out = tmp.path().join("three");
-    all_ok(on_cluster(cluster(3, 1, 512), &plan, &Options::new(&out), |_, _| {}));
-    assert_eq!(contents(&out), want);
+    writes_one_process_bytes(cluster(3, 1, 512), &Plan::new(Universe::boxed(7, 12), 84));
 }
 
 #[test]
