@@ -401,7 +401,7 @@ pub struct RunFlags {
     /// one in 2^23 (about 8.4 million), at least 64 (half of them losses; the same on every rerun; a failure stops the run; 0: none).
     #[arg(long, value_name = "N", default_value_t = chomp_tables::solve::CHECK_SAMPLES)]
     pub check_samples: u64,
-    /// Write the end-of-run report as JSON to FILE: the run, its levels (seconds, marks) and every
+    /// Write the end-of-run report as JSON to FILE: the run, its levels (seconds, marks, largest gather) and every
     /// process's work (marks, enumeration steps, compute and wait seconds, CPU, peak memory).
     #[arg(long, value_name = "FILE")]
     pub report_json: Option<PathBuf>,
