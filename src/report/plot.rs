@@ -402,7 +402,7 @@ mod tests {
 
     #[test]
     fn line_plots_use_whole_tile_counts() {
-        let level = |tiles| LevelStats { tiles, positions: 1, losses: 0, grundy_histogram: None };
+        let level = |tiles| LevelStats { tiles, positions: 1, losses: 0, ..Default::default() };
         let long: Vec<_> = (1..=110).map(level).collect();
         assert_eq!(line_range(&long), (10, 110));
         let short: Vec<_> = (1..=5).map(level).collect();

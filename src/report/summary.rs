@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 pub const CONJECTURED_RATIO: f64 = 0.283;
 
 /// What a run found at one level.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LevelStats {
     /// Tile count.
     pub tiles: u32,
@@ -17,6 +17,13 @@ pub struct LevelStats {
     /// `histogram[g]` = positions of Grundy value `g`, when computed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grundy_histogram: Option<Vec<u64>>,
+    /// Wins with exactly one winning move (one losing child), when counted
+    /// ([`crate::solve::Plan::count_moves`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wins_one_move: Option<u64>,
+    /// Wins with two or more winning moves, when counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wins_several_moves: Option<u64>,
 }
 
 impl LevelStats {
@@ -39,13 +46,31 @@ impl LevelStats {
 /// Header line of `summary.csv`.
 pub const SUMMARY_CSV_HEADER: &str = "tiles,positions,losses,loss_percent,conjecture_ratio,max_grundy";
 
-/// `summary.csv`: one row per level.
+/// The two columns `summary.csv` appends when winning moves were counted.
+pub const SUMMARY_CSV_MOVES: &str = ",wins_one_move,wins_several_moves";
+
+/// Whether any level counts its winning moves (the summaries then carry them).
+fn counted(levels: &[LevelStats]) -> bool {
+    levels.iter().any(|l| l.wins_one_move.is_some())
+}
+
+/// `summary.csv`: one row per level; with two more columns when winning
+/// moves were counted ([`SUMMARY_CSV_MOVES`], empty for a level without).
 pub fn summary_csv(levels: &[LevelStats]) -> String {
+    let moves = counted(levels);
     let mut s = String::from(SUMMARY_CSV_HEADER);
+    if moves {
+        s.push_str(SUMMARY_CSV_MOVES);
+    }
     s.push('\n');
+    let cell = |x: Option<u64>| x.map(|x| x.to_string()).unwrap_or_default();
     for l in levels {
         let g = l.max_grundy().map(|g| g.to_string()).unwrap_or_default();
-        s.push_str(&format!("{},{},{},{:.6},{:.6},{}\n", l.tiles, l.positions, l.losses, l.loss_percent(), l.conjecture_ratio(), g));
+        s.push_str(&format!("{},{},{},{:.6},{:.6},{}", l.tiles, l.positions, l.losses, l.loss_percent(), l.conjecture_ratio(), g));
+        if moves {
+            s.push_str(&format!(",{},{}", cell(l.wins_one_move), cell(l.wins_several_moves)));
+        }
+        s.push('\n');
     }
     s
 }
@@ -60,7 +85,12 @@ pub fn summary_json(levels: &[LevelStats]) -> String {
         loss_percent: f64,
         conjecture_ratio: f64,
         max_grundy: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        wins_one_move: Option<Option<u64>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        wins_several_moves: Option<Option<u64>>,
     }
+    let moves = counted(levels);
     let rows: Vec<Row> = levels
         .iter()
         .map(|l| Row {
@@ -70,6 +100,8 @@ pub fn summary_json(levels: &[LevelStats]) -> String {
             loss_percent: round6(l.loss_percent()),
             conjecture_ratio: round6(l.conjecture_ratio()),
             max_grundy: l.max_grundy(),
+            wins_one_move: moves.then_some(l.wins_one_move),
+            wins_several_moves: moves.then_some(l.wins_several_moves),
         })
         .collect();
     let mut s = serde_json::to_string_pretty(&rows).expect("serializing plain data");
@@ -125,6 +157,13 @@ pub fn merge_levels(runs: &[(String, Vec<LevelStats>)]) -> Result<Vec<LevelStats
                     return Err(format!("level {}: {name}'s Grundy histogram differs from another run's", l.tiles))
                 }
                 (None, Some(b)) => m.grundy_histogram = Some(b.clone()),
+                _ => {}
+            }
+            match (m.wins_one_move.zip(m.wins_several_moves), l.wins_one_move.zip(l.wins_several_moves)) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err(format!("level {}: {name}'s winning-move counts differ from another run's", l.tiles))
+                }
+                (None, Some((one, several))) => (m.wins_one_move, m.wins_several_moves) = (Some(one), Some(several)),
                 _ => {}
             }
         }
@@ -183,6 +222,7 @@ mod merge_tests {
             positions: 100 + tiles as u64,
             losses,
             grundy_histogram: grundy.then(|| vec![losses, 100 + tiles as u64 - losses]),
+            ..Default::default()
         }
     }
 
@@ -209,7 +249,7 @@ mod merge_tests {
                     tiles: n,
                     positions,
                     losses: (ratio * positions as f64 / (positions as f64).ln()).round() as u64,
-                    grundy_histogram: None,
+                    ..Default::default()
                 }
             })
             .collect();

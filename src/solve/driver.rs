@@ -106,7 +106,7 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     };
     // Refuse at once, before the directory is created, a run with a level
     // that would not fit even in a window of its own.
-    let hold = holding(opts.max_memory, comm);
+    let hold = holding(opts.max_memory, plan.count_moves, comm);
     if let Some(w) = opts.work_dir.as_ref().filter(|w| w.exists() && !w.is_dir()) {
         return Err(JobError::Invalid(format!("--work-dir {}: a file, not a directory", w.display())));
     }
@@ -358,7 +358,7 @@ impl<'a> Levels<'a> {
             Some(w) => {
                 let ranks =
                     RoaringTreemap::from_sorted_iter(std::mem::take(&mut w.ranks[n as usize])).expect("the word sieve's increasing ranks");
-                LevelLosses { ranks, marks: w.marks[n as usize], scanned: size }
+                LevelLosses { ranks, marks: w.marks[n as usize], scanned: size, several: None }
             }
             None => self.frontier.sieve_level(ranking, n, comm),
         };
@@ -368,14 +368,22 @@ impl<'a> Levels<'a> {
         let ranges = self.shard_limit.map(|limit| split::shard_ranges(ranking, n, limit));
         let shards = shards_of(size, &found.ranks, ranges.as_deref());
         let written = dir.write_losses(manifest, n, size, &found.ranks, ranges.as_deref(), self.ours(n))?;
-        let stats = LevelStats { tiles: n, positions: size, losses, grundy_histogram: None };
+        let mut stats = LevelStats { tiles: n, positions: size, losses, ..Default::default() };
+        if let Some(mine) = found.several {
+            let several = sum_over(comm, mine);
+            let wins = size - losses;
+            let one = wins.checked_sub(several).ok_or_else(|| {
+                JobError::SelfCheck(format!("level {n}: {several} positions with several winning moves, but only {wins} wins"))
+            })?;
+            (stats.wins_one_move, stats.wins_several_moves) = (Some(one), Some(several));
+        }
         Ok(Decided { found, stats, shards, ranges, written, sieve_seconds: t0.elapsed().as_secs_f64() })
     }
 
     /// Level `n`'s Grundy values, checked against the sieve's losses, and
     /// this process's Grundy tables. Returns the seconds and look-ups.
     fn grundy(&mut self, n: u32, manifest: &Manifest, level: &mut Decided) -> Result<(f64, u64), JobError> {
-        let Ctx { ranking, dir, work, comm, .. } = self.cx;
+        let Ctx { plan, ranking, dir, work, comm, .. } = self.cx;
         let size = ranking.size(n);
         let t1 = Instant::now();
         let raw_path = work.join(format!("g{n:04}.bin"));
@@ -383,7 +391,7 @@ impl<'a> Levels<'a> {
         // The node's processes write their cells into one file; the
         // nodes' first processes then merge the nodes' files.
         let mut cells = node_shared_cells(&raw_path, size, comm)?;
-        let computed = grundy::grundy_level(ranking, n, &lower, cells.cells(), comm)?;
+        let computed = grundy::grundy_level(ranking, n, &lower, cells.cells(), comm, plan.count_moves)?;
         comm.node_barrier();
         if comm.is_node_leader() {
             comm.leaders_or_bytes(&mut cells.bytes_mut()[..size as usize]);
@@ -396,6 +404,17 @@ impl<'a> Levels<'a> {
         let losses = level.stats.losses;
         if histogram[0] != losses || !level.found.ranks.iter().all(|r| values[r as usize] == 0) {
             return Err(JobError::SelfCheck(format!("level {n}: the sieve finds {losses} losses, the Grundy pass {}", histogram[0])));
+        }
+        // And on the winning moves: a position's losing children are its children of value 0.
+        if let Some((one, several)) = computed.moves {
+            let grundy = (sum_over(comm, one), sum_over(comm, several));
+            let sieve = (level.stats.wins_one_move.unwrap_or(0), level.stats.wins_several_moves.unwrap_or(0));
+            if grundy != sieve {
+                return Err(JobError::SelfCheck(format!(
+                    "level {n}: the sieve finds {} wins with one winning move and {} with several, the Grundy pass {} and {}",
+                    sieve.0, sieve.1, grundy.0, grundy.1
+                )));
+            }
         }
         let sharded = level.ranges.is_some();
         level.written.extend(dir.write_grundy(manifest, n, values, &level.shards, sharded, self.ours(n))?);
@@ -464,6 +483,14 @@ impl<'a> Levels<'a> {
 /// The event that announces a window of the level sieve from level `from`.
 fn window(frontier: &Frontier, from: u32) -> Event {
     Event::Window { from, to: frontier.horizon(), bytes: frontier.held_bytes() }
+}
+
+/// The sum of every process's `x`, on every process.
+fn sum_over(comm: &dyn Comm, x: u64) -> u64 {
+    if comm.processes() == 1 {
+        return x;
+    }
+    comm.all_gather(&x.to_le_bytes()).iter().map(|b| u64::from_le_bytes(b[..8].try_into().expect("8 bytes a process"))).sum()
 }
 
 /// Every process's written files, on every process.

@@ -32,6 +32,10 @@ pub struct LevelGrundy {
     pub evaluated: u64,
     /// Child look-ups performed.
     pub lookups: u64,
+    /// When asked to count: the positions of this process's share with
+    /// exactly one child of value 0 (one winning move) and with several (a
+    /// canonical position counts for its conjugate too).
+    pub moves: Option<(u64, u64)>,
 }
 
 /// Computes this process's share of level `n` into `out` (one cell per rank
@@ -41,14 +45,24 @@ pub struct LevelGrundy {
 ///
 /// # Errors
 /// [`GrundyOverflow`] if a value does not fit a byte.
-pub fn grundy_level(ranking: &Ranking, n: u32, lower: &[&[u8]], out: &[AtomicU8], comm: &dyn Comm) -> Result<LevelGrundy, GrundyOverflow> {
+/// With `count_moves`, also counts the positions with one child of value 0
+/// and with several ([`LevelGrundy::moves`]).
+pub fn grundy_level(
+    ranking: &Ranking,
+    n: u32,
+    lower: &[&[u8]],
+    out: &[AtomicU8],
+    comm: &dyn Comm,
+    count_moves: bool,
+) -> Result<LevelGrundy, GrundyOverflow> {
     // A child of a level-n position has at most n − 2 moves, so a value of at most n − 2.
-    if n <= 65 {
-        level_with::<Seen64>(ranking, n, lower, out, comm)
-    } else if n <= 129 {
-        level_with::<Seen128>(ranking, n, lower, out, comm)
-    } else {
-        level_with::<Seen256>(ranking, n, lower, out, comm)
+    match (n, count_moves) {
+        (..=65, false) => level_with::<Seen64>(ranking, n, lower, out, comm),
+        (..=129, false) => level_with::<Seen128>(ranking, n, lower, out, comm),
+        (_, false) => level_with::<Seen256>(ranking, n, lower, out, comm),
+        (..=65, true) => level_with::<Zeros<Seen64>>(ranking, n, lower, out, comm),
+        (..=129, true) => level_with::<Zeros<Seen128>>(ranking, n, lower, out, comm),
+        (_, true) => level_with::<Zeros<Seen256>>(ranking, n, lower, out, comm),
     }
 }
 
@@ -64,18 +78,21 @@ fn level_with<S: Seen>(
     let bases: Vec<usize> = lower.iter().map(|l| l.as_ptr().expose_provenance()).collect();
     let lens: Vec<usize> = lower.iter().map(|l| l.len()).collect();
     let lower = Lower { bases: &bases, lens: &lens };
-    let results: Vec<Result<(u64, u64), GrundyOverflow>> =
+    let results: Vec<Result<(u64, u64, [u64; 3]), GrundyOverflow>> =
         split::level_share(ranking, n, if sym { split::Balance::Canonical } else { split::Balance::All }, comm.process(), comm.processes())
             .par_iter()
             .map_init(
                 || Scratch::new(sym),
                 |scratch, prefix| {
                     let (mut evaluated, mut lookups) = (0u64, 0u64);
+                    // Positions by their children of value 0: none, one, several.
+                    let mut zeros = [0u64; 3];
                     let mut overflow = false;
                     let mut visit = Changes(|rank, rows: &[u8], same| {
-                        let (g, looked) = value_of::<S>(ranking, n, rows, rank, same, &lower, scratch);
+                        let (g, looked, z) = value_of::<S>(ranking, n, rows, rank, same, &lower, scratch);
                         lookups += looked;
                         evaluated += 1;
+                        zeros[z.min(2) as usize] += if sym && rows.len() < rows[0] as usize { 2 } else { 1 };
                         if g > 255 {
                             overflow = true;
                             return;
@@ -89,16 +106,19 @@ fn level_with<S: Seen>(
                     if overflow {
                         Err(GrundyOverflow { tiles: n })
                     } else {
-                        Ok((evaluated, lookups))
+                        Ok((evaluated, lookups, zeros))
                     }
                 },
             )
             .collect();
-    let mut total = LevelGrundy { evaluated: 0, lookups: 0 };
+    let mut total = LevelGrundy { evaluated: 0, lookups: 0, moves: S::COUNTS.then_some((0, 0)) };
     for r in results {
-        let (e, l) = r?;
+        let (e, l, z) = r?;
         total.evaluated += e;
         total.lookups += l;
+        if let Some((one, several)) = &mut total.moves {
+            (*one, *several) = (*one + z[1], *several + z[2]);
+        }
     }
     Ok(total)
 }
@@ -280,8 +300,35 @@ impl Scratch {
 
 /// The set of values seen among a position's children, sized for a level.
 trait Seen: Default {
+    /// Whether [`Seen::zeros`] counts.
+    const COUNTS: bool = false;
     fn insert(&mut self, g: u8);
     fn mex(&self) -> u32;
+    /// The children of value 0 inserted (0 unless [`Seen::COUNTS`]).
+    fn zeros(&self) -> u32 {
+        0
+    }
+}
+
+/// A [`Seen`] that also counts the children of value 0: the position's
+/// winning moves, for the check of the sieve's counts.
+#[derive(Default)]
+struct Zeros<S>(S, u32);
+
+impl<S: Seen> Seen for Zeros<S> {
+    const COUNTS: bool = true;
+    #[inline(always)]
+    fn insert(&mut self, g: u8) {
+        self.1 += u32::from(g == 0);
+        self.0.insert(g);
+    }
+    #[inline(always)]
+    fn mex(&self) -> u32 {
+        self.0.mex()
+    }
+    fn zeros(&self) -> u32 {
+        self.1
+    }
 }
 
 /// Values below 64 (levels to 65).
@@ -374,7 +421,8 @@ impl Lower<'_> {
     }
 }
 
-/// Value of one position from the values of its children; returns (value, children looked up).
+/// Value of one position from the values of its children; returns (value,
+/// children looked up, children of value 0 when `S` counts them).
 ///
 /// The moves are taken by column `b` of the bite, then by row `a` upwards.
 /// Columns `p_j..p_{j−1}` (`p_k = 0`) share `j`, the first row that a bite
@@ -382,10 +430,10 @@ impl Lower<'_> {
 /// are in `Scratch::moves`. For `j = k` (bites into the last row) the rows
 /// `a..k` that become `b` grow by one as `a` decreases, so their contribution
 /// is one more term per move; the rows above `a` come from `head`.
-fn value_of<S: Seen>(rk: &Ranking, n: u32, p: &[u8], rank: u64, same: usize, lower: &Lower<'_>, s: &mut Scratch) -> (u32, u64) {
+fn value_of<S: Seen>(rk: &Ranking, n: u32, p: &[u8], rank: u64, same: usize, lower: &Lower<'_>, s: &mut Scratch) -> (u32, u64, u32) {
     let k = p.len();
     if n == 1 {
-        return (0, 0);
+        return (0, 0, 0);
     }
     let bases = lower.bases;
     s.prepare(rk, n, p, same, bases);
@@ -422,7 +470,7 @@ fn value_of<S: Seen>(rk: &Ranking, n: u32, p: &[u8], rank: u64, same: usize, low
             seen.insert(lower.value(0, e.wrapping_add(rank as usize)));
         }
     }
-    (seen.mex(), n as u64 - 1)
+    (seen.mex(), n as u64 - 1, seen.zeros())
 }
 
 #[cfg(test)]

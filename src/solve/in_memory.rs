@@ -52,7 +52,7 @@ pub fn mark_bytes(ranking: &Ranking) -> u64 {
 /// run of one process would (a small box whose bits fit in half the
 /// memory available).
 pub fn uses_word_sieve(universe: &Universe) -> bool {
-    super::words::chosen(universe, super::memory::holding(None, &Solo)).is_some()
+    super::words::chosen(universe, super::memory::holding(None, false, &Solo)).is_some()
 }
 
 /// Solves every level of `universe` into memory (the loss sieve; no Grundy
@@ -187,7 +187,7 @@ impl Solved {
                 tiles: n,
                 positions: self.ranking.size(n),
                 losses: ranks.len() as u64,
-                grundy_histogram: None,
+                ..Default::default()
             });
             levels.push(bits);
         }

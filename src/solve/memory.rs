@@ -101,7 +101,7 @@ fn sieve_bytes(ranking: &Ranking, n: u32, hold: Holding) -> u64 {
 /// system and the cgroup report available, divided among the processes of
 /// its node), the same on every process (the smallest). Levels whose bits
 /// fit in half of that are sieved in one window, as without one.
-pub fn holding(limit: Option<u64>, comm: &dyn Comm) -> Holding {
+pub fn holding(limit: Option<u64>, count_moves: bool, comm: &dyn Comm) -> Holding {
     let room = limit.or_else(available_memory).unwrap_or(u64::MAX);
     let mine = [room.to_le_bytes(), (comm.node_leader() as u64).to_le_bytes()].concat();
     let all: Vec<(u64, u64)> = comm
@@ -118,7 +118,7 @@ pub fn holding(limit: Option<u64>, comm: &dyn Comm) -> Holding {
         })
         .min()
         .filter(|&w| w < u64::MAX / 4);
-    Holding { processes: comm.processes(), window }
+    Holding { processes: comm.processes(), window, count_moves }
 }
 
 fn grundy_bytes(ranking: &Ranking, plan: &Plan, n: u32) -> u64 {

@@ -29,6 +29,10 @@ pub struct Plan {
     /// The table format written: 3 (block-addressable, the default), or 1
     /// and 2 for readers that know no other (`FORMAT.md`).
     pub table_format: u16,
+    /// Count every win's winning moves, saturating at two: each level's
+    /// summary then gives the wins with exactly one winning move and those
+    /// with several (the sieve holds a second mark bit per pending position).
+    pub count_moves: bool,
 }
 
 /// The most positions one table can hold (a roaring bitmap's range).
@@ -37,7 +41,7 @@ pub const MAX_SHARD_POSITIONS: u64 = 1 << 32;
 impl Plan {
     /// A plan with the default table layout.
     pub fn new(universe: Universe, grundy_max_tiles: u32) -> Self {
-        Plan { universe, grundy_max_tiles, shard_positions: None, table_format: VERSION_BLOCKED }
+        Plan { universe, grundy_max_tiles, shard_positions: None, table_format: VERSION_BLOCKED, count_moves: false }
     }
 
     /// The shard size of the plan's tables: `None` for one table per level.
@@ -57,6 +61,7 @@ impl Plan {
             universe: self.universe,
             grundy_max_tiles: self.grundy_max_tiles,
             shard_positions,
+            count_moves: self.count_moves,
             levels_complete: 0,
             complete: false,
             levels: Vec::new(),
@@ -118,6 +123,7 @@ impl Plan {
 /// # cols = 15
 /// # shard_positions = 1000000   # levels in shards this large
 /// # table_format = 3            # 3 (default), or 2 / 1 for older readers
+/// # count_moves = true          # wins with one winning move, with several
 /// ```
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -146,6 +152,10 @@ pub struct JobFile {
     /// The table format written (absent: 3; see [`Plan`]).
     #[serde(default)]
     pub table_format: Option<u16>,
+    /// Count the wins with one winning move and with several (absent:
+    /// false; see [`Plan::count_moves`]).
+    #[serde(default)]
+    pub count_moves: Option<bool>,
 }
 
 impl JobFile {
@@ -197,6 +207,7 @@ impl JobFile {
             grundy_max_tiles: self.grundy_max_tiles.unwrap_or(0),
             shard_positions: self.shard_positions,
             table_format: self.table_format.unwrap_or(VERSION_BLOCKED),
+            count_moves: self.count_moves.unwrap_or(false),
         }
     }
 }

@@ -117,7 +117,8 @@ pub fn bytes(universe: &Universe) -> Option<u64> {
 /// that fits in the window the holding allows (half the memory available
 /// or half of `--max-memory`). `None`: the run uses the level sieve.
 pub fn chosen(universe: &Universe, hold: super::sieve::Holding) -> Option<u64> {
-    bytes(universe).filter(|&b| hold.processes == 1 && hold.window.is_none_or(|w| b <= w))
+    // It marks one bit a position: it cannot count moves.
+    bytes(universe).filter(|&b| hold.processes == 1 && !hold.count_moves && hold.window.is_none_or(|w| b <= w))
 }
 
 /// Every loss of a box, by level.

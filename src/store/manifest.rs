@@ -90,6 +90,10 @@ pub struct Manifest {
     /// format 1, where each level is one table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard_positions: Option<u64>,
+    /// Whether each level's statistics count the wins with one winning
+    /// move and with several (absent: false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_moves: bool,
     /// Levels `1..=levels_complete` are finished.
     pub levels_complete: u32,
     /// Whether the run reached its last level and wrote its summary files.
@@ -239,7 +243,10 @@ impl Manifest {
     /// Whether `other` describes the same job (universe, Grundy bound and
     /// table layout): a run of one may resume a directory of the other.
     pub fn same_job(&self, other: &Manifest) -> bool {
-        self.universe == other.universe && self.grundy_max_tiles == other.grundy_max_tiles && self.shard_positions == other.shard_positions
+        self.universe == other.universe
+            && self.grundy_max_tiles == other.grundy_max_tiles
+            && self.shard_positions == other.shard_positions
+            && self.count_moves == other.count_moves
     }
 
     /// Keeps levels `1..=n` only (of `levels_complete ≥ n`): their
@@ -451,6 +458,7 @@ mod tests {
             levels_complete: 0,
             complete: false,
             shard_positions: None,
+            count_moves: false,
             levels: Vec::new(),
             shards: Vec::new(),
             checks: Vec::new(),

@@ -9,9 +9,10 @@
 //! (`probe::Tables`), and its answers are compared position by position.
 
 use chomp_tables::read::Outcome;
+use chomp_tables::solve::Plan;
 use chomp_tables::{Position, Universe};
 
-use crate::common::{bite, children, loss_set, partitions, pos, solve, tiles, Brute, Rows};
+use crate::common::{bite, children, loss_set, partitions, pos, solve, solve_plan, tiles, Brute, Rows};
 use proptest::prelude::*;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
@@ -178,6 +179,50 @@ fn column_bounded_universe() {
     // Symmetric (equal sides) but cut by a tile bound.
     compare_universe(Universe { rows: Some(5), cols: Some(5), tiles: Some(14) }, 14, &mut b);
     compare_universe(Universe { rows: Some(7), cols: Some(7), tiles: Some(20) }, 0, &mut b);
+}
+
+/// A run that counts winning moves ([`Plan::count_moves`]): each level's
+/// wins with one winning move and with several equal brute force's counts
+/// of losing children, position by position. Where the run has Grundy
+/// values it checks the counts against them itself (a failure stops it).
+fn compare_move_counts(universe: Universe, grundy_max_tiles: u32, brute: &mut Brute) {
+    let run = solve_plan(&Plan { count_moves: true, ..Plan::new(universe, grundy_max_tiles) });
+    let m = run.tables.manifest();
+    assert!(m.count_moves, "{universe:?}: the manifest records the counting");
+    let (max_rows, max_cols) = (universe.rows.unwrap_or(u32::MAX), universe.cols.unwrap_or(u32::MAX));
+    for n in 1..=universe.max_tiles() {
+        let mut want = (0u64, 0u64);
+        for rows in partitions(n, max_rows.min(n), max_cols.min(n)) {
+            let winning = children(&rows).into_iter().filter(|(_, child)| brute.is_loss(child)).count();
+            match winning {
+                0 => {}
+                1 => want.0 += 1,
+                _ => want.1 += 1,
+            }
+        }
+        let l = &m.levels[n as usize - 1];
+        assert_eq!((l.wins_one_move, l.wins_several_moves), (Some(want.0), Some(want.1)), "{universe:?}: level {n}");
+    }
+}
+
+#[test]
+fn winning_move_counts_match_brute_force() {
+    let mut b = Brute::default();
+    for (universe, grundy) in [
+        (Universe::tiles(30), 0),
+        (Universe::tiles(26), 26),
+        (Universe::boxed(6, 6), 0),
+        (Universe::boxed(5, 5), 25),
+        (Universe::boxed(5, 7), 35),
+        (Universe { rows: Some(3), cols: None, tiles: Some(24) }, 24),
+        (Universe { rows: None, cols: Some(4), tiles: Some(22) }, 0),
+        (Universe { rows: Some(7), cols: Some(7), tiles: Some(20) }, 20),
+    ] {
+        compare_move_counts(universe, grundy, &mut b);
+    }
+    // One thread: the marks are plain loads and stores.
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    one.install(|| compare_move_counts(Universe::tiles(28), 0, &mut b));
 }
 
 #[test]

@@ -68,6 +68,16 @@ fn four_processes_write_one_process_bytes_for_losses_only() {
 }
 
 #[test]
+fn three_processes_count_winning_moves_as_one_does() {
+    // Each process counts the second pushes into its share; the counts are
+    // summed, checked against the Grundy pass to 40, and written.
+    let m = writes_one_process_bytes(cluster(3, 2, 2048), &Plan { count_moves: true, ..Plan::new(Universe::tiles(52), 40) });
+    assert!(m.levels.iter().all(|l| l.wins_one_move.is_some() && l.wins_several_moves.is_some()));
+    let m = writes_one_process_bytes(cluster(2, 1, 4096), &Plan { count_moves: true, ..Plan::new(Universe::boxed(8, 9), 0) });
+    assert!(m.levels.iter().all(|l| l.wins_one_move.is_some()));
+}
+
+#[test]
 fn a_box_with_grundy_values_on_three_processes() {
     writes_one_process_bytes(cluster(3, 1, 512), &Plan::new(Universe::boxed(7, 12), 84));
 }

@@ -16,7 +16,7 @@ fn solve(out: &Path, universe: Universe, grundy: u32, shard_positions: Option<u6
 }
 
 fn solve_format(out: &Path, universe: Universe, grundy: u32, shard_positions: Option<u64>, table_format: u16) -> Manifest {
-    let plan = Plan { universe, grundy_max_tiles: grundy, shard_positions, table_format };
+    let plan = Plan { universe, grundy_max_tiles: grundy, shard_positions, table_format, count_moves: false };
     run(&plan, &Options::new(out), |_| {}).expect("engine run")
 }
 
@@ -81,7 +81,7 @@ fn a_sharded_run_resumes_to_the_same_bytes() {
     solve(&killed, universe, 24, Some(200));
     assert!(contents(&clean) == contents(&killed), "same bytes as a clean run");
     // Another shard size is another job: refused, not mixed.
-    let plan = Plan { universe, grundy_max_tiles: 24, shard_positions: Some(100), table_format: 3 };
+    let plan = Plan { universe, grundy_max_tiles: 24, shard_positions: Some(100), table_format: 3, count_moves: false };
     let err = run(&plan, &Options::new(&killed), |_| {}).unwrap_err().to_string();
     assert!(err.contains("another job") || err.contains("--force"), "{err}");
 }

@@ -48,6 +48,11 @@ pub enum Command {
         /// for readers that know no other (FORMAT.md).
         #[arg(long, value_name = "V", default_value_t = 3)]
         table_format: u16,
+        /// Also count every win's winning moves: each level's summary gives the
+        /// wins with exactly one winning move and those with several (OEIS
+        /// A112472 and A112473). Costs a second mark bit per pending position.
+        #[arg(long)]
+        count_moves: bool,
         /// Output table directory.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,

@@ -112,10 +112,10 @@ fn one_line(e: &anyhow::Error) -> String {
 
 fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
     match cmd {
-        Command::Solve { max_tiles, rows, cols, grundy_max_tiles, grundy, shard_positions, table_format, out, run } => {
+        Command::Solve { max_tiles, rows, cols, grundy_max_tiles, grundy, shard_positions, table_format, count_moves, out, run } => {
             let universe = Universe { rows, cols, tiles: max_tiles };
             let grundy_max_tiles = if grundy { universe.max_tiles() } else { grundy_max_tiles.unwrap_or(0) };
-            solve::solve(&Plan { universe, grundy_max_tiles, shard_positions, table_format }, out, &run, comm)
+            solve::solve(&Plan { universe, grundy_max_tiles, shard_positions, table_format, count_moves }, out, &run, comm)
         }
         Command::Run { job, out, run } => {
             let file = JobFile::read(&job)?;

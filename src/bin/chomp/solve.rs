@@ -24,7 +24,7 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> an
     let ranking = plan.validate()?;
     if flags.dry_run {
         // Nothing is written: the estimate starts after the levels a resumable directory holds.
-        let hold = memory::holding(flags.max_memory, comm); // a collective: every process
+        let hold = memory::holding(flags.max_memory, plan.count_moves, comm); // a collective: every process
         if comm.is_root() {
             let fresh = plan.manifest(&ranking);
             let known = chomp_tables::TableDir::new(&out).read_manifest().ok().filter(|m| !flags.force && m.same_job(&fresh));

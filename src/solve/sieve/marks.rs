@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Clone, Copy)]
 pub(super) struct MarkView<'a> {
     pub(super) words: &'a [AtomicU64],
+    /// Counting winning moves ([`super::Holding::count_moves`]): the second bits,
+    /// set by a push into a position already marked (empty otherwise).
+    pub(super) twice: &'a [AtomicU64],
     pub(super) base: u64,
     pub(super) len: u64,
     /// No other thread writes these bits while this one marks them (one
@@ -31,6 +34,7 @@ impl MarkView<'_> {
 /// whether marks depend on the thread: the rule of [`Workers`], applied.
 pub(super) fn views<'a>(
     marks: &'a [Option<MappedBits>],
+    twice: &'a [Option<MappedBits>],
     base: &[u64],
     copies: &'a [Vec<MappedBits>],
 ) -> (Vec<Vec<MarkView<'a>>>, Workers, bool) {
@@ -44,13 +48,17 @@ pub(super) fn views<'a>(
     for c in copies.iter().filter(|c| !c.is_empty()) {
         assert_eq!(c.len() + 1, threads, "thread copies made for another pool");
     }
+    // A count is two bits a position: thread copies would need both, and
+    // a merge that adds instead of ORs; counting runs make none.
+    assert!(twice.iter().all(Option::is_none) || copies.iter().all(Vec::is_empty), "thread copies while counting moves");
+    let twice_of = |n: usize| twice.get(n).and_then(Option::as_ref).map_or(&[][..], MappedBits::words);
     let levels: Vec<MarkView<'a>> = marks
         .iter()
         .zip(base)
         .enumerate()
         .map(|(n, (m, &base))| match m {
-            Some(b) => MarkView { words: b.words(), base, len: b.len(), plain: alone || copied(n) },
-            None => MarkView { words: &[], base, len: 0, plain: alone },
+            Some(b) => MarkView { words: b.words(), twice: twice_of(n), base, len: b.len(), plain: alone || copied(n) },
+            None => MarkView { words: &[], twice: &[], base, len: 0, plain: alone },
         })
         .collect();
     let views = if (0..levels.len()).any(copied) {
@@ -117,12 +125,15 @@ impl MarkView<'_> {
     }
 }
 
+/// A mark in flight: the word, its second bits when counting moves
+/// ([`MarkView::twice`]), the bits to set and whether no other thread
+/// writes the word ([`MarkView::plain`]).
+pub(super) type Slot<'a> = (&'a AtomicU64, Option<&'a AtomicU64>, u64, bool);
+
 /// Marks in flight: each word to mark is prefetched when queued and written
 /// `RING` marks later, so that the cache misses of the (random) marks overlap.
-/// A slot holds the word, the bits to set and whether no other thread writes
-/// the word ([`MarkView::plain`]).
 pub(super) struct Marker<'a> {
-    pub(super) ring: [(&'a AtomicU64, u64, bool); RING],
+    pub(super) ring: [Slot<'a>; RING],
     pub(super) pos: usize,
     /// The thread whose view of the levels ([`Parents::views`]) the marks queued
     /// are in ([`UNBOUND`]: none yet).
@@ -137,28 +148,32 @@ pub(super) static NOWHERE: AtomicU64 = AtomicU64::new(0);
 
 impl<'a> Marker<'a> {
     pub(super) fn new(thread: usize) -> Self {
-        Marker { ring: [(&NOWHERE, 0, false); RING], pos: 0, thread, steps: 0 }
+        Marker { ring: [(&NOWHERE, None, 0, false); RING], pos: 0, thread, steps: 0 }
     }
 
-    /// Queues `word |= mask`.
+    /// Queues `word |= mask` (and the count of `twice`, when counting).
     #[inline(always)]
-    pub(super) fn or(&mut self, word: &'a AtomicU64, mask: u64, plain: bool) {
-        Self::queue(&mut self.ring, &mut self.pos, word, mask, plain);
+    pub(super) fn or(&mut self, word: &'a AtomicU64, twice: Option<&'a AtomicU64>, mask: u64, plain: bool) {
+        Self::queue(&mut self.ring, &mut self.pos, (word, twice, mask, plain));
     }
 
-    /// Queues `word |= mask` in slot `pos` of `ring`, writing the mark it held.
+    /// Queues `slot` in slot `pos` of `ring`, writing the mark it held.
     #[inline(always)]
-    pub(super) fn queue(ring: &mut [(&'a AtomicU64, u64, bool); RING], pos: &mut usize, word: &'a AtomicU64, mask: u64, plain: bool) {
-        prefetch(word);
-        let (w, m, p) = std::mem::replace(&mut ring[*pos % RING], (word, mask, plain));
-        or_word(w, m, p);
+    pub(super) fn queue(ring: &mut [Slot<'a>; RING], pos: &mut usize, slot: Slot<'a>) {
+        prefetch(slot.0);
+        if let Some(t) = slot.1 {
+            prefetch(t);
+        }
+        let old = std::mem::replace(&mut ring[*pos % RING], slot);
+        or_word(old);
         *pos = (*pos + 1) % RING;
     }
 
     /// Queues setting bit `i` of `level`.
     #[inline(always)]
     pub(super) fn set_word(&mut self, level: &MarkView<'a>, i: u64) {
-        self.or(&level.words[(i >> 6) as usize], 1 << (i & 63), level.plain);
+        let k = (i >> 6) as usize;
+        self.or(&level.words[k], level.twice.get(k), 1 << (i & 63), level.plain);
     }
 
     /// Queues setting bit `i` of `level` for each `(level, i)` (the ring's
@@ -170,7 +185,8 @@ impl<'a> Marker<'a> {
     {
         let mut pos = self.pos;
         for (level, i) in marks {
-            Self::queue(&mut self.ring, &mut pos, &level.words[(i >> 6) as usize], 1 << (i & 63), level.plain);
+            let k = (i >> 6) as usize;
+            Self::queue(&mut self.ring, &mut pos, (&level.words[k], level.twice.get(k), 1 << (i & 63), level.plain));
         }
         self.pos = pos;
     }
@@ -178,21 +194,25 @@ impl<'a> Marker<'a> {
     /// Queues setting bits `start..end` of `level`.
     pub(super) fn set_range(&mut self, level: &MarkView<'a>, start: u64, end: u64) {
         if start < end {
-            for_words(start, end, |k, mask| self.or(&level.words[k as usize], mask, level.plain));
+            for_words(start, end, |k, mask| self.or(&level.words[k as usize], level.twice.get(k as usize), mask, level.plain));
         }
     }
 
     /// Writes every queued mark.
     pub(super) fn flush(&mut self) {
         for slot in &mut self.ring {
-            let (w, m, p) = std::mem::replace(slot, (&NOWHERE, 0, false));
-            or_word(w, m, p);
+            or_word(std::mem::replace(slot, (&NOWHERE, None, 0, false)));
         }
     }
 }
 
+/// Writes a mark: `word |= mask`, and when counting (`twice`), the bits of
+/// `mask` already set in `word` into `twice`.
 #[inline(always)]
-pub(super) fn or_word(word: &AtomicU64, mask: u64, plain: bool) {
+pub(super) fn or_word((word, twice, mask, plain): Slot<'_>) {
+    if let Some(twice) = twice {
+        return count_word(word, twice, mask, plain);
+    }
     if plain {
         // No other thread writes these bits: a plain load and store, with
         // no branch (whether the bit is already set is a coin toss for the
@@ -205,6 +225,41 @@ pub(super) fn or_word(word: &AtomicU64, mask: u64, plain: bool) {
     // (An empty slot of the ring has mask 0: nothing to write.)
     if word.load(Ordering::Relaxed) & mask != mask {
         word.fetch_or(mask, Ordering::Relaxed);
+    }
+}
+
+/// A mark that counts: the bits of `mask` set in `word` before it are
+/// pushed a second time (or more): they go into `twice`.
+///
+/// Invariant: every (position, losing child) pair is pushed exactly once
+/// while the position is pending, so after every push a bit of `word` is
+/// set iff the position has a losing child, and its bit of `twice` iff it
+/// has two or more. Bits are only ever set here, never cleared: a bit seen
+/// set by a plain load was set by another push. Atomic marks take the
+/// previous bits from the `fetch_or` itself, so of two pushes racing on a
+/// clear bit exactly one sees it set.
+#[inline(always)]
+fn count_word(word: &AtomicU64, twice: &AtomicU64, mask: u64, plain: bool) {
+    let before = if plain {
+        let before = word.load(Ordering::Relaxed);
+        word.store(before | mask, Ordering::Relaxed);
+        before
+    } else {
+        let seen = word.load(Ordering::Relaxed);
+        if seen & mask == mask {
+            seen
+        } else {
+            word.fetch_or(mask, Ordering::Relaxed)
+        }
+    };
+    let again = before & mask;
+    if again == 0 {
+        return;
+    }
+    if plain {
+        twice.store(twice.load(Ordering::Relaxed) | again, Ordering::Relaxed);
+    } else if twice.load(Ordering::Relaxed) & again != again {
+        twice.fetch_or(again, Ordering::Relaxed);
     }
 }
 

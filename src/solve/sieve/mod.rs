@@ -38,6 +38,7 @@
 //! parent whose rank it owns); a thread marks through its **view** of the
 //! held bits ([`marks::MarkView`]).
 
+mod counts;
 mod exchange;
 mod marks;
 mod parents;
@@ -96,6 +97,10 @@ pub struct LevelLosses {
     pub marks: u64,
     /// Positions this rank scanned for marks.
     pub scanned: u64,
+    /// When counting moves ([`Holding::count_moves`]): the positions of
+    /// this process's share of the level with two or more losing children
+    /// (a canonical position counts for its conjugate too).
+    pub several: Option<u64>,
 }
 
 /// The pending levels: one mark bit per position of every level not yet
@@ -132,6 +137,9 @@ pub struct Frontier {
     hold: Holding,
     /// Mark bits of this process's range of each level (`None` for decided levels).
     marks: Vec<Option<MappedBits>>,
+    /// When counting moves: the second mark bits of the same ranges, set by
+    /// a position's second push and later ones ([`marks::MarkView::twice`]).
+    twice: Vec<Option<MappedBits>>,
     /// First rank of this process's range of each level (of the current epoch).
     base: Vec<u64>,
     /// The processes' shares of the current epoch's levels: one cut for all of them.
@@ -168,7 +176,7 @@ fn bit_bytes<'b>(sets: impl Iterator<Item = &'b MappedBits>) -> u64 {
 /// mark bits may take ([`Frontier::copy_levels`]): `share` of them, within
 /// the window; none on one thread.
 fn copy_budget(marks: u64, share: f64, hold: Holding, threads: usize) -> u64 {
-    if threads < 2 || share <= 0.0 {
+    if threads < 2 || share <= 0.0 || hold.count_moves {
         return 0;
     }
     let budget = (share * marks as f64) as u64;
@@ -195,11 +203,20 @@ pub struct Holding {
     /// loss is read back from its table and pushed into it. The tables do
     /// not depend on the windows.
     pub window: Option<u64>,
+    /// Two bits per pending position instead of one: the first push and
+    /// the second ([`Plan::count_moves`](crate::solve::Plan::count_moves)).
+    /// Thread copies are not made then.
+    pub count_moves: bool,
 }
 
 impl Holding {
     /// One process, no window.
-    pub const SOLO: Holding = Holding { processes: 1, window: None };
+    pub const SOLO: Holding = Holding { processes: 1, window: None, count_moves: false };
+
+    /// Mark bits per pending position.
+    pub fn bits(&self) -> u64 {
+        1 + u64::from(self.count_moves)
+    }
 }
 
 impl Frontier {
@@ -211,11 +228,13 @@ impl Frontier {
     pub fn new(ranking: &Ranking, decided: u32, comm: &dyn Comm, hold: Holding) -> io::Result<Self> {
         let top = ranking.max_tiles();
         let (marks, base) = ((0..=top).map(|_| None).collect(), vec![0; top as usize + 1]);
+        let twice = (0..=top).map(|_| None).collect();
         let cuts = split::Cuts::whole();
         let by_suffix = BySuffix::new(ranking);
         let copies = (0..=top).map(|_| Vec::new()).collect();
         let (pushed, copy_share) = (vec![0; top as usize + 1], copy_share());
-        let mut f = Frontier { top, horizon: decided, marks, base, cuts, pushed, enumerated: 0, by_suffix, hold, copies, copy_share };
+        let mut f =
+            Frontier { top, horizon: decided, marks, twice, base, cuts, pushed, enumerated: 0, by_suffix, hold, copies, copy_share };
         if decided < top {
             f.open_epoch(ranking, comm)?;
         }
@@ -235,7 +254,7 @@ impl Frontier {
         if let Some(window) = hold.window {
             let mut held = 0;
             for m in n..=end {
-                held += Self::bytes(ranking, m, m, hold.processes);
+                held += Self::bytes(ranking, m, m, hold);
                 if held > window && m > n {
                     end = m - 1;
                     break;
@@ -251,7 +270,7 @@ impl Frontier {
         if u.rows.is_none() || u.cols.is_none() {
             return top;
         }
-        let total = Self::bytes(ranking, 1, top, 1);
+        let total = Self::bytes(ranking, 1, top, Holding::SOLO);
         if total <= epoch_bytes() {
             return top;
         }
@@ -286,6 +305,9 @@ impl Frontier {
             self.base[n as usize] = range.start;
             let dense = split::dense_from(ranking, n).saturating_sub(range.start);
             self.marks[n as usize] = Some(MappedBits::anonymous_dense_from(range.end - range.start, dense)?);
+            if self.hold.count_moves {
+                self.twice[n as usize] = Some(MappedBits::anonymous_dense_from(range.end - range.start, dense)?);
+            }
         }
         self.horizon = end;
         Ok(())
@@ -303,28 +325,29 @@ impl Frontier {
         self.enumerated
     }
 
-    /// Bytes of the mark sets held now (with the threads' copies).
+    /// Bytes of the mark sets held now (with the second bits and the threads' copies).
     pub fn held_bytes(&self) -> u64 {
-        bit_bytes(self.marks.iter().flatten().chain(self.copies.iter().flatten()))
+        bit_bytes(self.marks.iter().flatten().chain(self.twice.iter().flatten()).chain(self.copies.iter().flatten()))
     }
 
     /// Bytes of the mark sets a process holds while level `n` is pending
     /// (its share of levels `n ..=` the end of their epoch; at most).
     pub fn pending_bytes(ranking: &Ranking, n: u32, hold: Holding) -> u64 {
-        Self::bytes(ranking, n, Self::epoch_end(ranking, n, hold), hold.processes)
+        Self::bytes(ranking, n, Self::epoch_end(ranking, n, hold), hold)
     }
 
     /// [`Frontier::pending_bytes`] with the most the thread copies of this
     /// pool may add to them (copies of the levels above `n`).
     pub fn pending_bytes_with_copies(ranking: &Ranking, n: u32, hold: Holding) -> u64 {
         let (end, threads) = (Self::epoch_end(ranking, n, hold), rayon::current_num_threads());
-        let marks = Self::bytes(ranking, n, end, hold.processes);
-        let above = if n < end { Self::bytes(ranking, n + 1, end, hold.processes) } else { 0 };
+        let marks = Self::bytes(ranking, n, end, hold);
+        let above = if n < end { Self::bytes(ranking, n + 1, end, hold) } else { 0 };
         marks + copy_budget(marks, copy_share(), hold, threads).min(above * (threads as u64).saturating_sub(1))
     }
 
-    fn bytes(ranking: &Ranking, from: u32, to: u32, processes: usize) -> u64 {
-        (from..=to).map(|m| ranking.size(m).div_ceil(processes as u64).div_ceil(64) * 8).sum()
+    /// The bytes of the mark bits of a process's share of levels `from..=to`.
+    fn bytes(ranking: &Ranking, from: u32, to: u32, hold: Holding) -> u64 {
+        (from..=to).map(|m| ranking.size(m).div_ceil(hold.processes as u64).div_ceil(64) * 8 * hold.bits()).sum()
     }
 
     /// ORs the threads' copies of level `n` into its marks (every push into
@@ -402,7 +425,7 @@ impl Frontier {
             return;
         }
         let (dmin, dmax) = (from - n, self.horizon - n);
-        let ctx = Parents::new(ranking, &self.by_suffix, &self.marks, &self.base, &self.copies);
+        let ctx = Parents::new(ranking, &self.by_suffix, &self.marks, &self.twice, &self.base, &self.copies);
         let top = self.top;
         // Tasks cut by rank (a compact set is not indexed by position):
         // TASK_LOSSES losses each on average, uneven ones stolen.
@@ -448,12 +471,13 @@ impl Frontier {
         let sym = ranking.universe().is_symmetric();
         let (me, ranks) = (comm.process(), comm.processes());
         let mut marks = self.marks[n as usize].take().expect("level n is pending");
+        let twice = self.twice[n as usize].take();
         self.merge_copies(n, &mut marks);
         self.copy_levels(n);
         let base = self.base[n as usize];
         let held = base..base + marks.len();
         let top = self.top;
-        let ctx = Parents::new(ranking, &self.by_suffix, &self.marks, &self.base, &self.copies);
+        let ctx = Parents::new(ranking, &self.by_suffix, &self.marks, &self.twice, &self.base, &self.copies);
         let dmax = self.horizon - n;
         // Scan this process's range of the level for unmarked positions
         // (and, for a canonical loss with fewer rows than columns, add its
@@ -503,6 +527,8 @@ impl Frontier {
                 .reduce(Acc::new(top), Acc::merge)
         });
         drop(marks);
+        // Every losing child of the level's positions has pushed them.
+        let several = twice.map(|t| counts::several(ranking, n, &t, base, sym));
         let Acc { scratch, found, conjugates, scanned, .. } = acc;
         self.enumerated += ctx.enumerated.load(Ordering::Relaxed);
         self.pushed = add_counts(std::mem::take(&mut self.pushed), scratch.counts);
@@ -535,7 +561,7 @@ impl Frontier {
             }
             unite_by_shares(comm, sets, held)
         };
-        LevelLosses { ranks: all, marks: self.pushed[n as usize], scanned }
+        LevelLosses { ranks: all, marks: self.pushed[n as usize], scanned, several }
     }
 }
 

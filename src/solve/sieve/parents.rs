@@ -177,11 +177,12 @@ impl<'a> Parents<'a> {
         ranking: &'a Ranking,
         by_suffix: &'a BySuffix,
         marks: &'a [Option<MappedBits>],
+        twice: &'a [Option<MappedBits>],
         base: &[u64],
         copies: &'a [Vec<MappedBits>],
     ) -> Self {
         let universe = ranking.universe();
-        let (views, workers, bound) = super::marks::views(marks, base, copies);
+        let (views, workers, bound) = super::marks::views(marks, twice, base, copies);
         // A held level of which this process owns nothing is not whole either.
         let whole = marks
             .iter()

@@ -25,7 +25,7 @@ fn solve_on(ranking: &Ranking, threads: usize, share: f64) -> (Vec<Vec<u64>>, u6
     rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
         let mut f = Frontier::new(ranking, 0, &crate::cluster::Solo, Holding::SOLO).unwrap();
         f.copy_share = share;
-        let plain = Parents::new(ranking, &f.by_suffix, &f.marks, &f.base, &f.copies).views[0].iter().all(|o| o.is_plain());
+        let plain = Parents::new(ranking, &f.by_suffix, &f.marks, &f.twice, &f.base, &f.copies).views[0].iter().all(|o| o.is_plain());
         let mut copied = 0;
         let losses =
             super::super::in_memory::sieve_levels(ranking, f, |f| copied = copied.max(bit_bytes(f.copies.iter().flatten()))).unwrap();
@@ -71,7 +71,7 @@ fn marks_through_thread_views_only_on_the_pool_they_were_made_for() {
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     let f = one.install(|| Frontier::new(&ranking, 0, &crate::cluster::Solo, Holding::SOLO).unwrap());
-    let ctx = one.install(|| Parents::new(&ranking, &f.by_suffix, &f.marks, &f.base, &f.copies));
+    let ctx = one.install(|| Parents::new(&ranking, &f.by_suffix, &f.marks, &f.twice, &f.base, &f.copies));
     assert!(ctx.bound && ctx.views[0].iter().all(|o| o.is_plain()));
     let loss = ranking.unrank(2, 1).unwrap();
     let push = || {
@@ -140,7 +140,7 @@ fn pushes_mark_exactly_the_parents_here() {
                             marks.push((m > n).then(|| MappedBits::anonymous(len).unwrap()));
                             base.push(b);
                         }
-                        let ctx = Parents::new(&ranking, &by_suffix, &marks, &base, &[]);
+                        let ctx = Parents::new(&ranking, &by_suffix, &marks, &[], &base, &[]);
                         let whole =
                             (n + 1..=top).all(|m| base[m as usize] == 0 && marks[m as usize].as_ref().unwrap().len() == ranking.size(m));
                         assert_eq!(ctx.whole, whole, "{u:?} split {split}");

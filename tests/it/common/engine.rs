@@ -21,10 +21,15 @@ pub struct Solved {
 /// Runs the engine on `universe` (Grundy values up to `grundy_max_tiles`
 /// tiles) into a fresh temporary directory, and opens the tables.
 pub fn solve(universe: Universe, grundy_max_tiles: u32) -> Solved {
+    solve_plan(&Plan::new(universe, grundy_max_tiles))
+}
+
+/// Runs the engine on `plan` into a fresh temporary directory, and opens
+/// the tables.
+pub fn solve_plan(plan: &Plan) -> Solved {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tables");
-    let plan = Plan::new(universe, grundy_max_tiles);
-    let manifest = job::run(&plan, &Options::new(out.clone()), |_| {}).expect("engine run");
+    let manifest = job::run(plan, &Options::new(out.clone()), |_| {}).expect("engine run");
     assert!(manifest.complete);
     Solved { tables: Tables::open(&out).expect("open tables"), out, _dir: dir }
 }

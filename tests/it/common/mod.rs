@@ -13,7 +13,7 @@ pub mod engine;
 pub mod game;
 
 pub use binary::{assert_ok, assert_one_line_error, chomp, chomp_in, chomp_solve, text};
-pub use engine::{loss_set, pos, solve};
+pub use engine::{loss_set, pos, solve, solve_plan};
 pub use game::{bite, children, partitions, tiles, Brute, Rows};
 
 use std::collections::{BTreeMap, BTreeSet};
