@@ -66,6 +66,10 @@ pub fn grundy_level(
     }
 }
 
+/// A task's positions evaluated, look-ups, and positions by their children
+/// of value 0 (none, one, several).
+type Share = (u64, u64, [u64; 3]);
+
 fn level_with<S: Seen>(
     ranking: &Ranking,
     n: u32,
@@ -78,7 +82,7 @@ fn level_with<S: Seen>(
     let bases: Vec<usize> = lower.iter().map(|l| l.as_ptr().expose_provenance()).collect();
     let lens: Vec<usize> = lower.iter().map(|l| l.len()).collect();
     let lower = Lower { bases: &bases, lens: &lens };
-    let results: Vec<Result<(u64, u64, [u64; 3]), GrundyOverflow>> =
+    let results: Vec<Result<Share, GrundyOverflow>> =
         split::level_share(ranking, n, if sym { split::Balance::Canonical } else { split::Balance::All }, comm.process(), comm.processes())
             .par_iter()
             .map_init(
