@@ -674,6 +674,8 @@ const SHARD_FIELDS = ["first", "positions", "losses"];
 const UNIVERSE_FIELDS = ["rows", "cols", "tiles"];
 const LEVEL_FIELDS = ["tiles", "positions", "losses"];
 const LEVEL_FIELDS_GRUNDY = [...LEVEL_FIELDS, "grundy_histogram"];
+// A run that counted winning moves (count_moves) ends each level with these.
+const LEVEL_FIELDS_MOVES = ["wins_one_move", "wins_several_moves"];
 const FILE_FIELDS = ["bytes", "sha256"];
 const FILE_FIELDS_HEAD = ["bytes", "sha256", "head_bytes", "head_sha256"];
 
@@ -728,6 +730,12 @@ async function checkManifest(m, path, raw) {
   let fields = sharded ? MANIFEST_FIELDS_SHARDED : MANIFEST_FIELDS;
   if (sharded && !("shards" in m) && m.levels_complete === 0) fields = fields.filter((f) => f !== "shards");
   if (version === 3 && "checks" in m) fields = [...fields.slice(0, -2), "checks", ...fields.slice(-2)];
+  const moves = m.count_moves === true;
+  if (moves) {
+    // Before levels_complete (FORMAT.md section 3).
+    const at = fields.indexOf("levels_complete");
+    fields = [...fields.slice(0, at), "count_moves", ...fields.slice(at)];
+  }
   const keys = keysOf(m);
   const missing = fields.filter((k) => !keys.includes(k));
   const extra = keys.filter((k) => !fields.includes(k)).sort();
@@ -765,11 +773,17 @@ async function checkManifest(m, path, raw) {
   levels.forEach((level, i) => {
     if (!isObject(level) || level.tiles !== i + 1) throw corrupt(path, `invalid manifest: levels[${i}] is not level ${i + 1}`);
     const ks = keysOf(level);
-    if (!sameList(ks, LEVEL_FIELDS) && !sameList(ks, LEVEL_FIELDS_GRUNDY)) {
-      throw corrupt(path, `invalid manifest: levels[${i}] has fields ${pyList(ks)}, not ${pyList(LEVEL_FIELDS)}[, grundy_histogram]`);
+    const extra = moves ? LEVEL_FIELDS_MOVES : [];
+    if (!sameList(ks, [...LEVEL_FIELDS, ...extra]) && !sameList(ks, [...LEVEL_FIELDS_GRUNDY, ...extra])) {
+      const tail = extra.map((f) => `, ${f}`).join("");
+      throw corrupt(path, `invalid manifest: levels[${i}] has fields ${pyList(ks)}, not ${pyList(LEVEL_FIELDS)}[, grundy_histogram]${tail}`);
     }
     checkInt(level.positions, `levels[${i}].positions`, path);
     checkInt(level.losses, `levels[${i}].losses`, path);
+    for (const f of extra) checkInt(level[f], `levels[${i}].${f}`, path);
+    if (moves && level.losses + level.wins_one_move + level.wins_several_moves !== level.positions) {
+      throw corrupt(path, `invalid manifest: levels[${i}]: losses and wins do not add up to its positions`);
+    }
     if ("grundy_histogram" in level) {
       const h = level.grundy_histogram;
       if (!Array.isArray(h)) throw corrupt(path, `invalid manifest: levels[${i}].grundy_histogram is not a list`);

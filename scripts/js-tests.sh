@@ -31,7 +31,7 @@ t0=$SECONDS
 solve f1 --max-tiles 30 --grundy-max-tiles 22 --table-format 1
 solve f2 --max-tiles 30 --grundy-max-tiles 22 --table-format 2 --shard-positions 400
 solve f3 --max-tiles 60 --grundy-max-tiles 45
-solve f3s --max-tiles 40 --grundy-max-tiles 30 --shard-positions 5000
+solve f3s --max-tiles 40 --grundy-max-tiles 30 --shard-positions 5000 --count-moves
 solve box3 --rows 5 --cols 8 --grundy
 solve box2 --rows 6 --cols 7 --grundy --table-format 2 --shard-positions 300
 solve dmg1 --max-tiles 20 --grundy-max-tiles 15 --table-format 1

@@ -1,8 +1,9 @@
 //! Reports of a run: per-level statistics and the summary files derived
-//! from them, and (feature `tool`) the plots.
+//! from them, the OEIS b-files, and (feature `tool`) the plots.
 
 #[cfg(feature = "tool")]
 pub mod plot;
+pub mod oeis;
 pub mod summary;
 
 pub use summary::LevelStats;

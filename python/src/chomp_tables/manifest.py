@@ -42,6 +42,8 @@ SHARD_FIELDS = ("first", "positions", "losses")
 UNIVERSE_FIELDS = ("rows", "cols", "tiles")
 LEVEL_FIELDS = ("tiles", "positions", "losses")
 LEVEL_FIELDS_GRUNDY = LEVEL_FIELDS + ("grundy_histogram",)
+#: A run that counted winning moves (`count_moves`) ends each level with these.
+LEVEL_FIELDS_MOVES = ("wins_one_move", "wins_several_moves")
 FILE_FIELDS = ("bytes", "sha256")
 #: A format 3 table's entry also records its head (FORMAT.md section 17).
 FILE_FIELDS_HEAD = ("bytes", "sha256", "head_bytes", "head_sha256")
@@ -105,6 +107,11 @@ def check_manifest(m, path, raw):
     if version == VERSION_BLOCKED and "checks" in m:
         # The check inside every level, before the files (FORMAT.md section 17).
         fields = fields[:-2] + ("checks",) + fields[-2:]
+    moves = m.get("count_moves") is True
+    if moves:
+        # Before levels_complete (FORMAT.md section 3).
+        at = fields.index("levels_complete")
+        fields = fields[:at] + ("count_moves",) + fields[at:]
     if set(m) != set(fields):
         missing = [k for k in fields if k not in m]
         extra = sorted(k for k in m if k not in fields)
@@ -141,10 +148,19 @@ def check_manifest(m, path, raw):
     for i, level in enumerate(levels):
         if not isinstance(level, dict) or level.get("tiles") != i + 1:
             raise corrupt(path, "invalid manifest: levels[%d] is not level %d" % (i, i + 1))
-        if tuple(level) not in (LEVEL_FIELDS, LEVEL_FIELDS_GRUNDY):
-            raise corrupt(path, "invalid manifest: levels[%d] has fields %s, not %s[, %s]" % (i, list(level), list(LEVEL_FIELDS), LEVEL_FIELDS_GRUNDY[-1]))
+        extra = LEVEL_FIELDS_MOVES if moves else ()
+        if tuple(level) not in (LEVEL_FIELDS + extra, LEVEL_FIELDS_GRUNDY + extra):
+            raise corrupt(
+                path,
+                "invalid manifest: levels[%d] has fields %s, not %s[, %s]%s"
+                % (i, list(level), list(LEVEL_FIELDS), LEVEL_FIELDS_GRUNDY[-1], "".join(", " + f for f in extra)),
+            )
         check_int(level.get("positions"), "levels[%d].positions" % i, path)
         check_int(level.get("losses"), "levels[%d].losses" % i, path)
+        for f in extra:
+            check_int(level[f], "levels[%d].%s" % (i, f), path)
+        if moves and level["losses"] + level["wins_one_move"] + level["wins_several_moves"] != level["positions"]:
+            raise corrupt(path, "invalid manifest: levels[%d]: losses and wins do not add up to its positions" % i)
     if sharded and "shards" in m:
         check_shards(m, path)
     if "checks" in m:

@@ -226,6 +226,20 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         #[arg(long)]
         force: bool,
     },
+    /// Write the OEIS b-files of the tile-count universe from summary.csv files: A112470
+    /// (losses, n = 0…), A112471 (wins), and where the winning moves were counted
+    /// (solve --count-moves) A112472 (one winning move) and A112473 (several).
+    Oeis {
+        /// summary.csv files to read (repeat to merge; they must agree where they overlap).
+        #[arg(long, value_name = "FILE", required = true)]
+        summary: Vec<PathBuf>,
+        /// Where to write the b-files (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Overwrite b-files in DIR that hold terms the summaries read do not.
+        #[arg(long)]
+        force: bool,
+    },
     /// Re-check a table directory: checksums, tables and sampled game invariants.
     Verify {
         /// The table directory to check.

@@ -140,6 +140,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         Command::Plot { openings: Some(csv), out, .. } => read::plot_openings(&csv, &out),
         Command::Plot { tables, out, openings: None } => read::plot(&tables, &out),
         Command::Summary { tables, out, force } => read::summary(&tables, &out, force),
+        Command::Oeis { summary, out, force } => read::oeis(&summary, &out, force),
         Command::Bench { probe: Some(tables), .. } => read::bench_probe(&tables),
         Command::Bench { rows: Some(r), cols: Some(c), repeat, .. } => solve::bench_box(r, c, repeat),
         Command::Bench { max_tiles, grundy_max_tiles, dir, probe: None, .. } => solve::bench(max_tiles, grundy_max_tiles, dir),

@@ -391,6 +391,38 @@ pub fn summary(dirs: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
+/// `chomp oeis`: the b-files of merged summary.csv files.
+pub fn oeis(files: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<ExitCode> {
+    use chomp_tables::report::oeis;
+    let mut runs = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).with_context(|| f.display().to_string())?;
+        let levels = oeis::parse_summary_csv(&text).map_err(anyhow::Error::msg).with_context(|| f.display().to_string())?;
+        runs.push((f.display().to_string(), levels));
+    }
+    let levels = summary::merge_levels(&runs).map_err(anyhow::Error::msg)?;
+    let bfiles = oeis::bfiles(&levels).map_err(anyhow::Error::msg)?;
+    let terms = |text: &str| text.lines().filter_map(|l| l.split_whitespace().next()?.parse::<u32>().ok()).collect::<std::collections::BTreeSet<_>>();
+    if !force {
+        for (name, text) in &bfiles {
+            let path = out.join(name);
+            let Ok(old) = std::fs::read_to_string(&path) else { continue };
+            let lost = terms(&old).difference(&terms(text)).count();
+            if lost > 0 {
+                bail!("{}: holds {lost} terms the summaries read do not: refusing to shrink it (--force overwrites)", path.display());
+            }
+        }
+    }
+    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    for (name, text) in &bfiles {
+        let path = out.join(name);
+        write_atomic(&path, text.as_bytes())?;
+        let n = terms(text);
+        println!("wrote {} (n = {}…{})", path.display(), n.first().unwrap_or(&0), n.last().unwrap_or(&0));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The tile counts (first column) of a summary file: CSV rows, or the
 /// `"tiles"` fields of summary.json.
 fn summary_tiles(text: &str) -> std::collections::BTreeSet<u32> {
