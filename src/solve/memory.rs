@@ -12,6 +12,11 @@ use std::fs;
 /// Sieve throughput per core used by the preflight (positions per second),
 /// measured with `chomp bench` on the reference machine.
 const SIEVE_POSITIONS_PER_CORE: f64 = 30e6;
+
+/// The sieve's time when it counts winning moves ([`Plan::count_moves`]),
+/// relative to one that does not: measured 1.5 (`chomp solve --max-tiles 88`,
+/// user CPU 9.0–9.8 s against 5.9–6.2 s, `bench/runs/2026-12-06-kvm-2core/count-moves.md`).
+const COUNT_MOVES_COST: f64 = 1.5;
 /// Grundy child look-ups per second per core, measured likewise (the run
 /// to 120 tiles: 175–210 M at levels 100–120).
 const GRUNDY_LOOKUPS_PER_CORE: f64 = 170e6;
@@ -157,6 +162,9 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hol
         let losses = expected_losses(positions);
         let canonical = if sym { positions / 2 + 1 } else { positions };
         let mut seconds = positions as f64 / SIEVE_POSITIONS_PER_CORE / threads;
+        if plan.count_moves {
+            seconds *= COUNT_MOVES_COST;
+        }
         let mut disk = (losses as f64 * LOSS_TABLE_BYTES_PER_LOSS) as u64;
         if n <= plan.grundy_max_tiles {
             seconds += (canonical * (n as u64 - 1)) as f64 / GRUNDY_LOOKUPS_PER_CORE / threads;
@@ -343,5 +351,22 @@ mod tests {
         assert!(est[0].memory >= all_marks && est[59].memory < est[50].memory);
         assert!(est.iter().all(|e| e.disk > 0 && e.memory > 0));
         assert_eq!(preflight(&ranking, &plan, 51, 2, Holding::SOLO).len(), 10);
+    }
+
+    #[test]
+    fn counting_moves_doubles_the_marks_and_costs_time() {
+        let ranking = Ranking::new(&crate::Universe::tiles(70)).unwrap();
+        let plain = Plan::new(crate::Universe::tiles(70), 0);
+        let counting = Plan { count_moves: true, ..plain };
+        // A pool of one thread: no thread copies either way.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let one = pool.install(|| preflight(&ranking, &plain, 1, 1, Holding::SOLO));
+        let two = pool.install(|| preflight(&ranking, &counting, 1, 1, Holding { count_moves: true, ..Holding::SOLO }));
+        let marks = |n: u32| Frontier::pending_bytes(&ranking, n, Holding::SOLO);
+        for (a, b) in one.iter().zip(&two) {
+            // The second bits double the marks.
+            assert_eq!(b.memory - a.memory, marks(a.tiles), "level {}", a.tiles);
+            assert!((b.seconds - a.seconds * COUNT_MOVES_COST).abs() <= 1e-9 * b.seconds, "level {}", a.tiles);
+        }
     }
 }

@@ -496,3 +496,45 @@ fn tunables_are_checked_before_a_run() {
         assert!(!tmp.path().join("t").exists(), "{var}: the refused run wrote a directory");
     }
 }
+
+/// `--count-moves` adds the two counts to the summary; `chomp oeis` turns
+/// summaries into b-files, and refuses another universe's summary (one
+/// line, nothing written) or to shrink a b-file.
+#[test]
+fn count_moves_summaries_become_oeis_bfiles() {
+    let tmp = TempDir::new().unwrap();
+    let (t20, t12, out) = (tmp.path().join("t20"), tmp.path().join("t12"), tmp.path().join("oeis"));
+    for (dir, n) in [(&t20, "20"), (&t12, "12")] {
+        let o = chomp(&["solve", "--max-tiles", n, "--count-moves", "--quiet", "--out", dir.to_str().unwrap()]);
+        assert_ok(&o, "solve --count-moves");
+    }
+    let summary = std::fs::read_to_string(t20.join("summary.csv")).unwrap();
+    assert!(
+        summary.starts_with("tiles,positions,losses,loss_percent,conjecture_ratio,max_grundy,wins_one_move,wins_several_moves\n"),
+        "{summary}"
+    );
+    let o = chomp(&["oeis", "--summary", t20.join("summary.csv").to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_ok(&o, "chomp oeis");
+    let b = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    assert_eq!(b("b112470.txt").lines().count(), 21);
+    assert!(b("b112470.txt").starts_with("0 0\n1 1\n2 0\n3 1\n"));
+    assert_eq!(b("b112472.txt").lines().count(), 20);
+    for (one, (several, wins)) in b("b112472.txt").lines().zip(b("b112473.txt").lines().zip(b("b112471.txt").lines())) {
+        let a = |l: &str| l.split_once(' ').unwrap().1.parse::<u64>().unwrap();
+        assert_eq!(a(one) + a(several), a(wins), "{one} + {several} = {wins}");
+    }
+    // A shorter summary would drop terms: refused, the files unchanged.
+    let before = b("b112470.txt");
+    let o = chomp(&["oeis", "--summary", t12.join("summary.csv").to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let line = assert_one_line_error(&o, "a shrinking b-file");
+    assert!(line.contains("refusing to shrink"), "{line}");
+    assert_eq!(b("b112470.txt"), before);
+    // A box's summary is not the tile-count universe.
+    let boxed = tmp.path().join("box");
+    assert_ok(&chomp(&["solve", "--rows", "4", "--cols", "5", "--quiet", "--out", boxed.to_str().unwrap()]), "a box");
+    let elsewhere = tmp.path().join("elsewhere");
+    let o = chomp(&["oeis", "--summary", boxed.join("summary.csv").to_str().unwrap(), "--out", elsewhere.to_str().unwrap()]);
+    let line = assert_one_line_error(&o, "a box's summary");
+    assert!(line.contains("not the tile-count universe"), "{line}");
+    assert!(!elsewhere.exists(), "nothing written");
+}

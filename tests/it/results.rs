@@ -193,3 +193,58 @@ fn published_box_openings_follow_the_known_rules() {
     assert_eq!(line.split(',').nth(2).unwrap().split_whitespace().count(), 3, "{line}");
     assert_eq!(text.lines().count(), 1 + 10 * 42);
 }
+
+/// The terms `n a(n)` of a published b-file, in order.
+fn bfile(name: &str) -> Vec<(u32, u64)> {
+    let text = std::fs::read_to_string(results().join("oeis").join(name)).unwrap();
+    text.lines()
+        .map(|l| {
+            let (n, a) = l.split_once(' ').unwrap_or_else(|| panic!("{name}: {l:?} is not `n a(n)`"));
+            (n.parse().unwrap(), a.parse().unwrap())
+        })
+        .collect()
+}
+
+/// The OEIS b-files: A112470 from n = 0 to 150 equals the published
+/// summary; A112471 = p(n) − A112470; A112472 + A112473 = A112471 to at
+/// least 130 tiles; and to 40 tiles the counts of winning moves equal
+/// brute force's (`common::game`, sharing no code with the engine).
+#[test]
+fn published_bfiles_agree_with_the_summary_each_other_and_brute_force() {
+    let ours = counts(&std::fs::read_to_string(results().join("summary.csv")).unwrap());
+    let (losses, wins, one, several) = (bfile("b112470.txt"), bfile("b112471.txt"), bfile("b112472.txt"), bfile("b112473.txt"));
+    assert_eq!(losses.iter().map(|t| t.0).collect::<Vec<_>>(), (0..=150).collect::<Vec<_>>(), "A112470: n = 0 … 150");
+    assert_eq!(losses[0], (0, 0), "the empty board is no loss");
+    for &(n, a) in &losses[1..] {
+        assert_eq!(a, ours[&n].1, "A112470({n}) against summary.csv");
+    }
+    // p(n) by partitions into parts of each size.
+    let mut p = vec![0u64; 151];
+    p[0] = 1;
+    for part in 1..=150 {
+        for n in part..=150 {
+            p[n] += p[n - part];
+        }
+    }
+    assert_eq!(wins.len(), 150);
+    for (i, &(n, a)) in wins.iter().enumerate() {
+        assert_eq!((n, a), (i as u32 + 1, p[n as usize] - losses[n as usize].1), "A112471({n}) = p(n) − A112470(n)");
+    }
+    assert!(one.len() >= 130 && one.len() == several.len(), "A112472 and A112473 reach 130 tiles together");
+    for ((i, &(n, a)), &(m, b)) in one.iter().enumerate().zip(&several) {
+        assert_eq!((n, m), (i as u32 + 1, i as u32 + 1), "A112472 and A112473 from n = 1 without a gap");
+        assert_eq!(a + b, wins[i].1, "A112472({n}) + A112473({n}) = A112471({n})");
+    }
+    let mut brute = crate::common::Brute::default();
+    for n in 1..=40u32 {
+        let mut want = (0, 0);
+        for rows in crate::common::partitions(n, n, n) {
+            match crate::common::children(&rows).into_iter().filter(|(_, c)| brute.is_loss(c)).count() {
+                0 => {}
+                1 => want.0 += 1,
+                _ => want.1 += 1,
+            }
+        }
+        assert_eq!((one[n as usize - 1].1, several[n as usize - 1].1), want, "A112472/A112473({n}) against brute force");
+    }
+}

@@ -402,7 +402,9 @@ pub fn oeis(files: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<ExitCo
     }
     let levels = summary::merge_levels(&runs).map_err(anyhow::Error::msg)?;
     let bfiles = oeis::bfiles(&levels).map_err(anyhow::Error::msg)?;
-    let terms = |text: &str| text.lines().filter_map(|l| l.split_whitespace().next()?.parse::<u32>().ok()).collect::<std::collections::BTreeSet<_>>();
+    let terms = |text: &str| {
+        text.lines().filter_map(|l| l.split_whitespace().next()?.parse::<u32>().ok()).collect::<std::collections::BTreeSet<_>>()
+    };
     if !force {
         for (name, text) in &bfiles {
             let path = out.join(name);
