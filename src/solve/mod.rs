@@ -13,6 +13,7 @@ pub mod identity;
 pub mod in_memory;
 pub mod memory;
 mod plan;
+pub mod prove;
 pub mod sieve;
 pub mod tunables;
 pub mod words;

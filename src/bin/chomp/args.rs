@@ -261,12 +261,18 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         /// Accept a run that has not finished (check only its completed levels).
         #[arg(long)]
         allow_incomplete: bool,
-        /// Also check every loss of every level against its children, and every Grundy
-        /// value against its children's (finds a loss moved to another rank even when
-        /// every checksum was recomputed; as long as the run's largest levels take to
-        /// read, times the moves per position).
+        /// Also prove every completed level from the smaller ones: the sieve runs again on
+        /// the stored losses, and each level's stored losses must be exactly the positions
+        /// no smaller stored loss is a child of (its Grundy values, those the smaller
+        /// levels' stored values give). Finds a false loss and a false win even when every
+        /// checksum was recomputed. About the time and memory of the run that wrote the
+        /// tables, on every core; progress per level on stderr.
         #[arg(long)]
         full: bool,
+        /// Most memory the proof's mark bits may use (bytes, or with K, M, G, T; as for
+        /// solve: levels are then proven in windows). Default: what the system reports available.
+        #[arg(long, value_name = "SIZE", value_parser = parse_size, requires = "full")]
+        max_memory: Option<u64>,
         /// Only compare the directory with a published manifest (e.g.
         /// results/frontier-140-manifest.json): does it hold exactly those bytes?
         /// Missing, extra and changed files are listed.

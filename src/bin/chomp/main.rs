@@ -130,11 +130,12 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         Command::Openings { tables, rows, cols, all, out } => read::openings(tables.as_deref(), rows.zip(cols), all, out.as_deref()),
         Command::Boxes { tables, out } => read::boxes(&tables, out.as_deref()),
         Command::Verify { against: Some(manifest), tables, .. } => read::verify_against(&tables, &manifest),
-        Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete, full, against: None } => {
+        Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete, full, max_memory, against: None } => {
             if let Some(max) = max_tiles.filter(|&max| max < min_tiles) {
                 bail!("--min-tiles {min_tiles} is above --max-tiles {max}: no level to sample");
             }
-            read::verify(&tables, samples, seed, min_tiles..=max_tiles.unwrap_or(u32::MAX), allow_incomplete, full)
+            let proof = full.then_some(read::Proof { max_memory });
+            read::verify(&tables, samples, seed, min_tiles..=max_tiles.unwrap_or(u32::MAX), allow_incomplete, proof)
         }
         Command::Export(args) => export::export(&args),
         Command::Plot { openings: Some(csv), out, .. } => read::plot_openings(&csv, &out),

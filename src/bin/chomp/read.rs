@@ -241,16 +241,37 @@ pub fn verify_against(dir: &Path, manifest: &Path) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `verify --full`: prove every completed level from the smaller ones.
+pub struct Proof {
+    /// Most bytes of mark bits (windows beyond).
+    pub max_memory: Option<u64>,
+}
+
 pub fn verify(
     dir: &Path,
     samples: u64,
     seed: u64,
     levels: RangeInclusive<u32>,
     allow_incomplete: bool,
-    full: bool,
+    proof: Option<Proof>,
 ) -> anyhow::Result<ExitCode> {
     let t0 = Instant::now();
-    let report = check::verify_with(dir, samples, seed, levels.clone(), full)?;
+    let mut report = check::verify_with(dir, samples, seed, levels.clone(), false)?;
+    let mut proven = None;
+    if let (Some(proof), true) = (&proof, report.failures.is_empty()) {
+        let started = Instant::now();
+        let result = chomp_tables::solve::prove::prove(dir, proof.max_memory, |l| {
+            let values = if l.grundy { " and Grundy values" } else { "" };
+            eprintln!(
+                "proof: level {:>3}/{}: {} positions, {} losses{values} as the smaller levels decide ({:.2} s)",
+                l.tiles, l.of, l.positions, l.losses, l.seconds
+            );
+        });
+        match result {
+            Ok(levels) => proven = Some((levels, started.elapsed().as_secs_f64())),
+            Err(e) => report.failures.push(e),
+        }
+    }
     for f in &report.failures {
         eprintln!("FAIL {f}");
     }
@@ -265,7 +286,7 @@ pub fn verify(
     } else {
         "ok"
     };
-    let sampled = match (&report.sampled_levels, report.full_losses) {
+    let mut sampled = match (&report.sampled_levels, report.full_losses) {
         (_, Some(losses)) => format!(
             "{} positions checked against their children (every loss: {losses}; every Grundy value: {})",
             report.samples, report.full_values
@@ -279,6 +300,9 @@ pub fn verify(
         ),
         (None, None) => format!("{} positions checked against their children", report.samples),
     };
+    if let Some((levels, seconds)) = proven {
+        sampled.push_str(&format!(", levels 1..={levels} proven from the smaller ones ({seconds:.1} s)"));
+    }
     println!(
         "{verdict}: {} files checksummed, {} tables decoded, {sampled}, {} problem{} ({:.1} s)",
         report.files,
