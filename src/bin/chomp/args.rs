@@ -273,6 +273,9 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         /// solve: levels are then proven in windows). Default: what the system reports available.
         #[arg(long, value_name = "SIZE", value_parser = parse_size, requires = "full")]
         max_memory: Option<u64>,
+        /// With --full: print the proof's estimated time and peak memory and stop.
+        #[arg(long, requires = "full")]
+        dry_run: bool,
         /// Only compare the directory with a published manifest (e.g.
         /// results/frontier-140-manifest.json): does it hold exactly those bytes?
         /// Missing, extra and changed files are listed.

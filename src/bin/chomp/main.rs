@@ -130,7 +130,8 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         Command::Openings { tables, rows, cols, all, out } => read::openings(tables.as_deref(), rows.zip(cols), all, out.as_deref()),
         Command::Boxes { tables, out } => read::boxes(&tables, out.as_deref()),
         Command::Verify { against: Some(manifest), tables, .. } => read::verify_against(&tables, &manifest),
-        Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete, full, max_memory, against: None } => {
+        Command::Verify { tables, max_memory, dry_run: true, .. } => read::verify_dry_run(&tables, max_memory),
+        Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete, full, max_memory, against: None, .. } => {
             if let Some(max) = max_tiles.filter(|&max| max < min_tiles) {
                 bail!("--min-tiles {min_tiles} is above --max-tiles {max}: no level to sample");
             }

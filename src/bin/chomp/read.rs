@@ -241,6 +241,27 @@ pub fn verify_against(dir: &Path, manifest: &Path) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `verify --full --dry-run`: what the proof will cost (the estimate of a
+/// run of the directory's plan, which it repeats, without the disk).
+pub fn verify_dry_run(dir: &Path, max_memory: Option<u64>) -> anyhow::Result<ExitCode> {
+    use chomp_tables::solve::memory;
+    let m = chomp_tables::TableDir::new(dir).read_manifest()?;
+    let plan = chomp_tables::Plan::new(m.universe, m.grundy_max_tiles);
+    let ranking = chomp_tables::Ranking::new(&m.universe)?;
+    let hold = memory::holding(max_memory, false, &chomp_tables::cluster::Solo);
+    let threads = rayon::current_num_threads();
+    let est: Vec<_> = memory::preflight(&ranking, &plan, 1, threads, hold).into_iter().filter(|e| e.tiles <= m.levels_complete).collect();
+    let seconds: f64 = est.iter().map(|e| e.seconds).sum();
+    let peak = est.iter().map(|e| e.memory).max().unwrap_or(0);
+    println!(
+        "the proof of levels 1..={} on {threads} threads: about {}, peak memory {} (rough: the estimate of the run it repeats)",
+        m.levels_complete,
+        crate::solve::human_duration(seconds),
+        memory::human_bytes(peak)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `verify --full`: prove every completed level from the smaller ones.
 pub struct Proof {
     /// Most bytes of mark bits (windows beyond).

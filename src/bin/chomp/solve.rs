@@ -165,7 +165,7 @@ fn print_preflight(est: &[LevelEstimate], threads: usize, every_level: bool) {
     }
 }
 
-fn human_duration(s: f64) -> String {
+pub(crate) fn human_duration(s: f64) -> String {
     if s < 90.0 {
         format!("{s:.0} s")
     } else if s < 5400.0 {
