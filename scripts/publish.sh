@@ -39,6 +39,14 @@ $B verify --tables out/grundy-100 --samples 300 --min-tiles 95
 merge_run grundy-110 105
 merge_run grundy-120 110
 $B summary "${runs[@]}" --out results
+# 1d. Winning moves counted to 130 tiles (about 50 minutes, `chomp run
+#     jobs/moves-130.toml`, resumable), and the OEIS b-files of the
+#     published summary and its counts.
+if [ -f out/moves-130/manifest.json ]; then
+  cp out/moves-130/manifest.json results/moves-130-manifest.json
+  $B verify --tables out/moves-130 --samples 400 --min-tiles 110 --allow-incomplete
+  $B oeis --summary results/summary.csv --summary out/moves-130/summary.csv --out results/oeis
+fi
 # 2. Tables small enough to publish whole.
 $B run jobs/losses-100.toml
 $B run jobs/box-8x15.toml --out results/box-8x15
