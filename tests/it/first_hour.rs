@@ -430,3 +430,22 @@ fn unwritable_output_force_and_nonsense_counts() {
         assert_one_line_error(&chomp(&["bench", "--max-tiles", "10", "--dir", nowhere.to_str().unwrap()]), "bench into a missing --dir");
     assert!(line.contains("no such directory") && !nowhere.exists(), "{line}");
 }
+
+/// A position that starts with a minus is bad input for the position (one
+/// line, exit 1), not an unknown flag; a negative seed is an invalid
+/// number, not a flag to escape with `--`.
+#[test]
+fn hyphen_values_are_bad_input_not_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    assert_ok(&chomp(&["solve", "--max-tiles", "8", "--quiet", "--out", dir.to_str().unwrap()]), "solve");
+    for pos in ["-3", "-3 2"] {
+        let o = chomp(&["query", pos, "--tables", dir.to_str().unwrap()]);
+        let line = assert_one_line_error(&o, pos);
+        assert!(!line.contains("unexpected argument"), "{line}");
+    }
+    let o = chomp(&["verify", "--tables", dir.to_str().unwrap(), "--seed", "-1"]);
+    let stderr = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("invalid value '-1'") && !stderr.contains("-- -1"), "{stderr}");
+}

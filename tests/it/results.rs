@@ -187,6 +187,16 @@ fn published_box_openings_follow_the_known_rules() {
         }
     }
     assert_eq!(rows.len() as u32, side * side);
+    // Every smaller published square box's openings are the same rectangles' here.
+    for n in 18..side {
+        let name = format!("rectangle-openings-{n}x{n}.csv");
+        if results().join(&name).is_file() {
+            let all: HashMap<(u32, u32), String> = rows.iter().cloned().collect();
+            for ((r, c), moves) in openings(&name) {
+                assert_eq!(all[&(r, c)], moves, "{r}x{c}: {name} against the {side}x{side} box");
+            }
+        }
+    }
     // 10x42: exactly three winning first moves (Padhi).
     let text = std::fs::read_to_string(results().join("rectangle-openings-10x42.csv")).unwrap();
     let line = text.lines().find(|l| l.starts_with("10,42,")).expect("the 10x42 row");

@@ -72,6 +72,7 @@ pub enum Command {
     /// Answer for one position: outcome, Grundy value and winning moves.
     Query {
         /// Row lengths, top row first: "3 2 1" or "3,2,1".
+        #[arg(allow_hyphen_values = true)]
         position: String,
         /// The table directory to read, e.g. out/default (written by `chomp run jobs/default.toml`).
         #[arg(long, value_name = "DIR")]
@@ -250,7 +251,7 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         #[arg(long, default_value_t = 2000)]
         samples: u64,
         /// Seed of the sampler (the same seed checks the same positions).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
         seed: u64,
         /// Sample only levels of at least this many tiles (e.g. the top of a frontier run).
         #[arg(long, value_name = "N", default_value_t = 1)]
@@ -318,6 +319,7 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         The position \"1\" (only the poisoned tile) has no move: the game is over.")]
     Play {
         /// Row lengths, top row first: "3 2 1" or "3,2,1".
+        #[arg(allow_hyphen_values = true)]
         position: String,
         /// The table directory to read, e.g. results/box-8x15.
         #[arg(long, value_name = "DIR", required_unless_present = "rows", conflicts_with = "rows")]
@@ -332,7 +334,7 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         #[arg(long, default_value = "very-hard")]
         level: chomp_tables::play::Level,
         /// Seed of the player's random choices.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
         seed: u64,
         /// Print JSON: move, position (after the move), level, reason.
         #[arg(long)]
@@ -350,7 +352,7 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
         games: u32,
         /// Seed of the rectangles and of the players.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
         seed: u64,
         /// Fewest rows and columns of a starting rectangle (2 lets the families decide many games at once).
         #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..))]

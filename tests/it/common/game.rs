@@ -1,4 +1,4 @@
-//! Chomp from its definition (`chomp.md`) alone, to check the engine against.
+//! Chomp from its definition (`docs/math.md`, section 1) alone, to check the engine against.
 //!
 //! Nothing here uses `chomp_tables`: positions are plain `Vec<u32>` row
 //! lengths, partitions are generated here, children follow the move
