@@ -158,6 +158,27 @@ pub struct JobFile {
     pub count_moves: Option<bool>,
 }
 
+/// `path` with `.` components dropped and each `..` cancelling the folder
+/// before it where there is one (`jobs/../out/default` → `out/default`),
+/// without touching the file system: what messages print.
+fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
 impl JobFile {
     /// Parses a job file's text. Errors name the line, the column and the
     /// field at fault, on one line.
@@ -193,9 +214,9 @@ impl JobFile {
     /// [`JobError`] when unreadable or invalid (naming the file).
     pub fn read(path: &Path) -> Result<Self, JobError> {
         let text = fs::read_to_string(path).map_err(|e| JobError::Io { path: path.to_path_buf(), source: e })?;
-        let mut job = Self::parse(&text).map_err(|e| JobError::Invalid(format!("{}: {e}", path.display())))?;
+        let mut job = Self::parse(&text).map_err(|e| JobError::Invalid(format!("{}: not a valid job file (TOML): {e}", path.display())))?;
         if job.out.is_relative() {
-            job.out = path.parent().unwrap_or(Path::new("")).join(&job.out);
+            job.out = lexically_normal(&path.parent().unwrap_or(Path::new("")).join(&job.out));
         }
         Ok(job)
     }
@@ -208,6 +229,24 @@ impl JobFile {
             shard_positions: self.shard_positions,
             table_format: self.table_format.unwrap_or(VERSION_BLOCKED),
             count_moves: self.count_moves.unwrap_or(false),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_paths_print_without_dot_dot() {
+        for (path, want) in [
+            ("jobs/../out/default", "out/default"),
+            ("./jobs/x/../../out", "out"),
+            ("../out/default", "../out/default"),
+            ("/a/b/../c", "/a/c"),
+            ("jobs/..", "."),
+        ] {
+            assert_eq!(lexically_normal(Path::new(path)), Path::new(want), "{path}");
         }
     }
 }

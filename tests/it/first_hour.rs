@@ -449,3 +449,43 @@ fn hyphen_values_are_bad_input_not_flags() {
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("invalid value '-1'") && !stderr.contains("-- -1"), "{stderr}");
 }
+
+/// Messages that name what is wrong: a file that is no job file, an export
+/// into a missing folder (not its temporary file), an output folder that is
+/// a file; and job paths printed without `..`.
+#[test]
+fn errors_name_what_is_wrong_and_paths_print_plainly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let line = assert_one_line_error(&chomp(&["run", readme.to_str().unwrap()]), "run README.md");
+    assert!(line.contains("not a valid job file (TOML)"), "{line}");
+    let missing = tmp.path().join("missing/dir/x.csv");
+    let box8 = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/box-8x15");
+    let o = chomp(&[
+        "export",
+        "--tables",
+        box8.to_str().unwrap(),
+        "--format",
+        "csv",
+        "--what",
+        "positions",
+        "--out",
+        missing.to_str().unwrap(),
+    ]);
+    let line = assert_one_line_error(&o, "export into a missing folder");
+    assert!(line.contains("does not exist") && !line.contains("x.csv.tmp"), "{line}");
+    let file = tmp.path().join("a-file");
+    fs::write(&file, "x").unwrap();
+    let losses = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/losses-100");
+    for args in [&["plot", "--tables", losses.to_str().unwrap()][..], &["summary", "--tables", losses.to_str().unwrap()]] {
+        let o = chomp(&[args, &["--out", file.to_str().unwrap()]].concat());
+        let line = assert_one_line_error(&o, "--out a file");
+        assert!(line.contains("a file, not a directory"), "{line}");
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), "x");
+    let jobs = tmp.path().join("jobs");
+    fs::create_dir_all(&jobs).unwrap();
+    fs::write(jobs.join("j.toml"), "name = \"j\"\nout = \"../out/j\"\nmax_tiles = 6\n").unwrap();
+    let job = JobFile::read(&jobs.join("j.toml")).unwrap();
+    assert_eq!(job.out, tmp.path().join("out/j"));
+}

@@ -87,6 +87,10 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
 /// Runs `write` into `PATH.tmp`, then syncs it and renames it to `path`;
 /// on any error the temporary file is removed and `path` left as it was.
 fn to_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<u64, ExportError>) -> anyhow::Result<u64> {
+    // Name the missing folder, not the temporary file that could not be made there.
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
+        anyhow::bail!("cannot write {}: the directory {} does not exist", path.display(), parent.display());
+    }
     let tmp = tmp_path(path);
     let in_tmp = || tmp.display().to_string();
     let result = (|| -> anyhow::Result<u64> {

@@ -373,7 +373,7 @@ fn merged_levels(dirs: &[PathBuf]) -> anyhow::Result<(Vec<chomp_tables::report::
 
 pub fn plot(dirs: &[PathBuf], out: &Path) -> anyhow::Result<ExitCode> {
     let (levels, universe) = merged_levels(dirs)?;
-    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    out_dir(out)?;
     for path in plot::plot_all(&levels, &universe, out)? {
         println!("wrote {}", path.display());
     }
@@ -414,7 +414,7 @@ pub fn summary(dirs: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
             }
         }
     }
-    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    out_dir(out)?;
     for (name, text) in files {
         let path = out.join(name);
         write_atomic(&path, text.as_bytes())?;
@@ -434,6 +434,16 @@ pub fn summary(dirs: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
         println!("conjecture ratio: no trend line (it is fitted from {} tiles on, with 3 levels at least)", plot::TREND_FROM);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Creates the output folder `out` (and its parents), with a one-line
+/// error that says what is wrong: a file where the folder should be, or
+/// the system's reason.
+pub fn out_dir(out: &Path) -> anyhow::Result<()> {
+    if out.exists() && !out.is_dir() {
+        bail!("--out {}: a file, not a directory", out.display());
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create the directory {}", out.display()))
 }
 
 /// `chomp oeis`: the b-files of merged summary.csv files.
@@ -460,7 +470,7 @@ pub fn oeis(files: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<ExitCo
             }
         }
     }
-    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    out_dir(out)?;
     for (name, text) in &bfiles {
         let path = out.join(name);
         write_atomic(&path, text.as_bytes())?;
