@@ -83,6 +83,18 @@ else
   bad "2 processes of 2 threads: $(digest "$T/threads-2") != $(digest "$T/win-solo")"
 fi
 
+# 1d. Winning moves counted on 3 processes of 2 threads (the second pushes
+# counted in each share, summed, checked against the Grundy values to 50):
+# the same bytes, counts included, as one process.
+job="--max-tiles 64 --grundy-max-tiles 50 --count-moves"
+"$SOLO_BIN" solve $job --out "$T/moves-solo" --quiet
+RAYON_NUM_THREADS=2 "${MPIEXEC[@]}" -n 3 "$MPI_BIN" solve $job --out "$T/moves-3" 2>"$T/moves-3.log"
+if [ "$(digest "$T/moves-3")" = "$(digest "$T/moves-solo")" ] && grep -q wins_several_moves "$T/moves-3/summary.csv"; then
+  ok "winning moves counted on 3 processes: identical to the single process"
+else
+  bad "winning moves counted on 3 processes: $(digest "$T/moves-3") != $(digest "$T/moves-solo")"
+fi
+
 # 2. A process killed mid-run ends the whole job quickly, non-zero; a rerun resumes to the same bytes.
 # Kill once the manifest shows some finished levels (polled, not a fixed sleep:
 # the engine's speed must not decide whether the kill lands mid-run).

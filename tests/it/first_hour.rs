@@ -489,3 +489,16 @@ fn errors_name_what_is_wrong_and_paths_print_plainly() {
     let job = JobFile::read(&jobs.join("j.toml")).unwrap();
     assert_eq!(job.out, tmp.path().join("out/j"));
 }
+
+/// Every document a command's help points to exists, with the section named.
+#[test]
+fn help_points_to_documents_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let help = text(&chomp(&["--help"]).stdout);
+    assert!(!help.contains("see README"), "{help}");
+    for (cmd, doc, section) in [("play", "docs/guide.md", "## Play against the computer"), ("serve", "docs/server.md", "## Routes")] {
+        let out = text(&chomp(&[cmd, "--help"]).stdout);
+        assert!(out.contains(doc), "chomp {cmd} --help does not point to {doc}:\n{out}");
+        assert!(fs::read_to_string(root.join(doc)).unwrap().contains(section), "{doc} has no {section}");
+    }
+}

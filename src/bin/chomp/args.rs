@@ -308,7 +308,7 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         repeat: u32,
     },
-    /// Let the computer choose a move at one of four levels (see README, "Front ends").
+    /// Let the computer choose a move at one of four levels (docs/guide.md, "Play against the computer").
     #[command(long_about = "Let the computer choose one move from POSITION at a level:\n  \
         easy       random, but takes a move to a loss of the closed-form families (equal-arm hooks, two rows (a, a-1), two columns)\n  \
         medium     also knows every loss up to 12 tiles and avoids handing the opponent a winning reply it knows\n  \
@@ -316,7 +316,8 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         very-hard  perfect play from the tables: a winning move whenever one exists\n\n\
         The same --seed always gives the same move. The position must lie in the tables. With --json it prints\n\
         {\"move\":[row,col],\"position\":[rows after the move],\"level\":...,\"reason\":...}.\n\
-        The position \"1\" (only the poisoned tile) has no move: the game is over.")]
+        The position \"1\" (only the poisoned tile) has no move: the game is over.\n\
+        More: docs/guide.md, \"Play against the computer\".")]
     Play {
         /// Row lengths, top row first: "3 2 1" or "3,2,1".
         #[arg(allow_hyphen_values = true)]
@@ -364,7 +365,7 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         #[arg(long, value_name = "C")]
         max_cols: Option<u32>,
     },
-    /// Serve queries, computer moves and a page to play Chomp over HTTP (JSON API, see README).
+    /// Serve queries, computer moves and a page to play Chomp over HTTP (JSON API: docs/server.md).
     #[command(long_about = "Serve the tables over HTTP:\n  \
         GET /                                      a page to play Chomp against the computer\n  \
         GET /v1/query?position=5,3,3,1,1           the JSON of `chomp query --json`\n  \
@@ -374,7 +375,8 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         GET /health                                {\"status\":\"ok\"}\n\n\
         Errors are JSON {\"error\":...}: 400 for bad input, 404 for a position outside every table.\n\
         A position is answered from the first directory holding its Grundy value, else the first covering it.\n\
-        Logs go to standard error; set CHOMP_LOG=debug for one line per request. Stops on Ctrl-C or SIGTERM.")]
+        Logs go to standard error; set CHOMP_LOG=debug for one line per request. Stops on Ctrl-C or SIGTERM.\n\
+        Every route, flag and limit: docs/server.md.")]
     Serve {
         /// A table directory to serve (repeat for several), e.g. --tables results/box-8x15 --tables results/losses-100.
         #[arg(long, value_name = "DIR", required = true)]
