@@ -27,12 +27,26 @@ pub enum FetchError {
     /// The output directory is unusable.
     #[error("{0}")]
     Dir(#[from] DirError),
-    /// Files could not be fetched or did not match the manifest (one line each).
-    #[error("{} file{} not fetched: {}", .0.len(), if .0.len() == 1 { "" } else { "s" }, .0.join("; "))]
+    /// Files could not be fetched or did not match the manifest: how many,
+    /// and the first reason (one short line whatever their number).
+    #[error("{} file{} not fetched: {}", .0.len(), if .0.len() == 1 { "" } else { "s" }, first_reason(.0))]
     Files(Vec<String>),
     /// The mirror address is not one this tool reads.
     #[error("{0}")]
     Source(String),
+}
+
+/// The first of `reasons`, cut to 300 characters, and how many others.
+fn first_reason(reasons: &[String]) -> String {
+    let first = reasons.first().map_or("", String::as_str);
+    let mut line: String = first.chars().take(300).collect();
+    if line.len() < first.len() {
+        line.push('…');
+    }
+    if reasons.len() > 1 {
+        line.push_str(&format!(" (and {} more)", reasons.len() - 1));
+    }
+    line
 }
 
 /// What a fetch did.
@@ -81,23 +95,23 @@ impl Source {
     /// Appends the bytes of `rel` from offset `have` on to `out` (which holds
     /// `have` bytes); returns the length written after the call, which may
     /// restart from 0 when the server ignores the range.
-    fn append(&self, rel: &str, have: u64, out: &mut File, progress: &Progress) -> Result<u64, String> {
+    fn append(&self, rel: &str, have: u64, size: u64, out: &mut File, progress: &Progress) -> Result<u64, String> {
         match self {
             Source::Files(root) => {
                 let path = root.join(rel);
                 let mut f = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
                 f.seek(SeekFrom::Start(have)).map_err(|e| format!("{}: {e}", path.display()))?;
-                copy(&mut f, out, progress).map(|n| have + n).map_err(|e| format!("{}: {e}", path.display()))
+                copy(&mut f, out, size - have, progress).map(|n| have + n).map_err(|e| format!("{}: {e}", path.display()))
             }
             Source::Http { base, agent } => {
-                let url = format!("{base}/{rel}");
+                let url = format!("{base}/{}", url_path(rel));
                 let mut req = agent.get(&url);
                 if have > 0 {
                     req = req.header("Range", &format!("bytes={have}-"));
                 }
                 let mut resp = req.call().map_err(|e| format!("{url}: {e}"))?;
                 let status = resp.status().as_u16();
-                let start = match status {
+                let start: u64 = match status {
                     206 => have,
                     200 => {
                         // A server that ignores ranges sends it all again.
@@ -109,18 +123,30 @@ impl Source {
                     _ => return Err(format!("{url}: the mirror answered {} {}", status, resp.status().canonical_reason().unwrap_or(""))),
                 };
                 let mut body = resp.body_mut().as_reader();
-                copy(&mut body, out, progress).map(|n| start + n).map_err(|e| format!("{url}: {e}"))
+                copy(&mut body, out, size - start, progress).map(|n| start + n).map_err(|e| format!("{url}: {e}"))
             }
         }
     }
 }
 
-/// Copies `from` to the end of `to`, counting the bytes in `progress`.
-fn copy(from: &mut impl Read, to: &mut File, progress: &Progress) -> std::io::Result<u64> {
+/// Copies `from` to the end of `to`, at most `limit` bytes (the rest of
+/// the file's size in the manifest: a source that sends more is cut there
+/// and is an error), counting the bytes in `progress`.
+fn copy(from: &mut impl Read, to: &mut File, limit: u64, progress: &Progress) -> std::io::Result<u64> {
     let mut buf = vec![0u8; 1 << 16];
     let mut n = 0u64;
     loop {
-        let k = match from.read(&mut buf) {
+        if n == limit {
+            // One byte more would be past the manifest's size.
+            let mut one = [0u8; 1];
+            return match from.read(&mut one) {
+                Ok(0) => Ok(n),
+                Ok(_) => Err(std::io::Error::other(format!("the mirror sends more than the manifest's {limit} bytes (cut there)"))),
+                Err(e) => Err(e),
+            };
+        }
+        let want = buf.len().min(usize::try_from(limit - n).unwrap_or(usize::MAX));
+        let k = match from.read(&mut buf[..want]) {
             Ok(0) => return Ok(n),
             Ok(k) => k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -130,6 +156,64 @@ fn copy(from: &mut impl Read, to: &mut File, progress: &Progress) -> std::io::Re
         n += k as u64;
         progress.done.fetch_add(k as u64, Ordering::Relaxed);
     }
+}
+
+/// `rel` as the path of a URL: each `/`-separated name percent-encoded
+/// but for the characters RFC 3986 leaves unreserved.
+fn url_path(rel: &str) -> String {
+    let mut out = String::with_capacity(rel.len());
+    for (i, name) in rel.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        for b in name.bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
+/// Names a manifest may not list: what fetch and the writer keep beside the
+/// tables (the manifest itself, the lock, partial and temporary files, the
+/// scratch folder).
+fn reserved(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    rel == "manifest.json" || name == ".lock" || name.ends_with(".part") || name.ends_with(".tmp") || rel.starts_with(".work/")
+}
+
+/// Files under `out` that a fetch of `m` did not write and must not touch:
+/// anything but a listed file with its published bytes, a listed file's
+/// `.part`, and the lock. At most three, as relative paths.
+fn foreign_files(out: &Path, m: &Manifest) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![(out.to_path_buf(), String::new())];
+    while let Some((dir, prefix)) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push((e.path(), rel));
+                continue;
+            }
+            let published =
+                |entry: &crate::store::FileEntry| file_sha256(&e.path()).is_ok_and(|(len, sha)| len == entry.bytes && sha == entry.sha256);
+            let ours = rel == ".lock"
+                || rel.strip_suffix(".part").is_some_and(|base| m.files.contains_key(base))
+                || m.files.get(&rel).is_some_and(published);
+            if !ours {
+                found.push(rel);
+                if found.len() >= 3 {
+                    return found;
+                }
+            }
+        }
+    }
+    found
 }
 
 /// The name a file is downloaded under before it is verified.
@@ -151,14 +235,33 @@ pub fn part_path(path: &Path) -> PathBuf {
 pub fn fetch(manifest: &Path, from: &str, out: &Path, jobs: usize, progress: &Progress) -> Result<Fetched, FetchError> {
     let m = Manifest::read_file(manifest)?;
     let text = fs::read(manifest).map_err(|e| ManifestError::Table(TableError::io(manifest, e)))?;
+    if let Some(rel) = m.files.keys().find(|rel| reserved(rel)) {
+        return Err(FetchError::Source(format!(
+            "{}: lists {rel}, a name reserved for the directory's own files: refused",
+            manifest.display()
+        )));
+    }
     let source = Source::new(from)?;
     let dir = TableDir::new(out);
-    let _lock = dir.lock()?;
     if let Ok(held) = dir.read_manifest() {
         if !held.same_job(&m) || held.checksum != m.checksum {
             return Err(DirError::Refused(format!("{}: holds another table directory; choose a new or empty one", out.display())).into());
         }
+    } else {
+        // No manifest of these tables: only what an interrupted fetch of
+        // them leaves may be there; anything else is someone else's.
+        let foreign = foreign_files(out, &m);
+        if !foreign.is_empty() {
+            let more = if foreign.len() >= 3 { ", …" } else { "" };
+            return Err(DirError::Refused(format!(
+                "{}: holds files this fetch did not write ({}{more}); choose a new or empty directory",
+                out.display(),
+                foreign.join(", ")
+            ))
+            .into());
+        }
     }
+    let _lock = dir.lock()?;
     progress.total.store(m.files.values().map(|e| e.bytes).sum(), Ordering::Relaxed);
     let mut report = Fetched { files: m.files.len(), ..Default::default() };
     let mut todo = Vec::new();
@@ -232,7 +335,16 @@ fn fetch_one(source: &Source, m: &Manifest, out: &Path, rel: &str, progress: &Pr
     file.seek(SeekFrom::Start(have)).map_err(|e| format!("{shown}: {e}"))?;
     progress.done.fetch_add(have, Ordering::Relaxed);
     let before = have;
-    let len = if have < entry.bytes { source.append(rel, have, &mut file, progress)? } else { have };
+    let len = if have < entry.bytes {
+        source.append(rel, have, entry.bytes, &mut file, progress).inspect_err(|_| {
+            // A partial file with nothing in it resumes nothing: not left behind.
+            if fs::metadata(&part).is_ok_and(|md| md.len() == 0) {
+                let _ = fs::remove_file(&part);
+            }
+        })?
+    } else {
+        have
+    };
     file.sync_all().map_err(|e| format!("{shown}: {e}"))?;
     drop(file);
     let transferred = len.saturating_sub(before);

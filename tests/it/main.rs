@@ -11,6 +11,7 @@ mod cluster;
 mod corruption;
 mod damage;
 mod export;
+mod fetch;
 mod first_hour;
 mod formats;
 mod fuzz;

@@ -1,0 +1,117 @@
+//! `chomp fetch` from a `file://` mirror (no network): it never touches a
+//! file it did not write, never writes past a file's size in the manifest,
+//! refuses manifests that list its own names, and says in one short line
+//! why a mirror failed, leaving nothing empty behind.
+
+use crate::common::{assert_ok, assert_one_line_error, chomp};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn published(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("results").join(name)
+}
+
+fn fetch(manifest: &Path, from: &str, out: &Path) -> std::process::Output {
+    chomp(&["fetch", "--manifest", manifest.to_str().unwrap(), "--from", from, "--out", out.to_str().unwrap(), "--quiet"])
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut all = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                all.push((e.path(), fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    all.sort();
+    all
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            fs::create_dir_all(&target).unwrap();
+            copy_dir(&e.path(), &target);
+        } else {
+            fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_foreign_directory_is_refused_and_left_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Another table directory without its manifest (a copy, say).
+    let out = tmp.path().join("other");
+    fs::create_dir_all(&out).unwrap();
+    copy_dir(&published("box-8x15"), &out);
+    fs::remove_file(out.join("manifest.json")).unwrap();
+    let before = snapshot(&out);
+    let mirror = format!("file://{}", published("losses-100").display());
+    let line = assert_one_line_error(&fetch(&published("losses-100/manifest.json"), &mirror, &out), "a foreign directory");
+    assert!(line.contains("did not write"), "{line}");
+    assert_eq!(snapshot(&out), before, "every file unchanged");
+    // A directory that an interrupted fetch of these tables left is resumed.
+    let resumed = tmp.path().join("resumed");
+    fs::create_dir_all(resumed.join("losses")).unwrap();
+    fs::copy(published("box-8x15/losses/L0005.cht"), resumed.join("losses/L0005.cht")).unwrap();
+    let part = resumed.join("losses/L0006.cht.part");
+    fs::write(&part, &fs::read(published("box-8x15/losses/L0006.cht")).unwrap()[..10]).unwrap();
+    let mirror = format!("file://{}", published("box-8x15").display());
+    assert_ok(&fetch(&published("box-8x15/manifest.json"), &mirror, &resumed), "resume");
+    assert_ok(
+        &chomp(&["verify", "--tables", resumed.to_str().unwrap(), "--against", published("box-8x15/manifest.json").to_str().unwrap()]),
+        "identical",
+    );
+}
+
+#[test]
+fn a_never_ending_file_is_cut_at_its_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror = tmp.path().join("mirror");
+    fs::create_dir_all(&mirror).unwrap();
+    copy_dir(&published("box-8x15"), &mirror);
+    // The mirror's largest table never ends.
+    let m: serde_json::Value = serde_json::from_slice(&fs::read(published("box-8x15/manifest.json")).unwrap()).unwrap();
+    let (rel, bytes) =
+        m["files"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v["bytes"].as_u64().unwrap())).max_by_key(|x| x.1).unwrap();
+    fs::remove_file(mirror.join(&rel)).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", mirror.join(&rel)).unwrap();
+    let out = tmp.path().join("got");
+    let t0 = std::time::Instant::now();
+    let line =
+        assert_one_line_error(&fetch(&published("box-8x15/manifest.json"), &format!("file://{}", mirror.display()), &out), "never ending");
+    assert!(t0.elapsed().as_secs() < 60 && line.contains("more than the manifest's"), "{line}");
+    let part = out.join(format!("{rel}.part"));
+    assert!(fs::metadata(&part).map_or(0, |m| m.len()) <= bytes, "written past the manifest's size");
+    assert!(!out.join("manifest.json").exists());
+}
+
+#[test]
+fn reserved_names_and_a_missing_mirror() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A manifest that lists the lock: refused before anything is written.
+    let mut m = chomp_tables::Manifest::read(&published("box-8x15")).unwrap();
+    let entry = m.files.remove("summary.csv").unwrap();
+    m.files.insert(".lock".into(), entry);
+    let held = tmp.path().join("bad-manifest");
+    fs::create_dir_all(&held).unwrap();
+    m.write(&held).unwrap();
+    let bad = held.join("manifest.json");
+    let out = tmp.path().join("a");
+    let line = assert_one_line_error(&fetch(&bad, &format!("file://{}", published("box-8x15").display()), &out), "a reserved name");
+    assert!(line.contains("reserved"), "{line}");
+    assert!(!out.exists() || fs::read_dir(&out).unwrap().next().is_none(), "nothing written");
+    // A mirror that is not there: one short line, no partial file left.
+    let out = tmp.path().join("b");
+    let line = assert_one_line_error(&fetch(&published("box-8x15/manifest.json"), "file:///nonexistent/mirror", &out), "no mirror");
+    assert!(line.len() <= 400 && line.contains("more)"), "{} characters: {line}", line.len());
+    let parts = snapshot(&out).into_iter().filter(|(p, _)| p.to_string_lossy().ends_with(".part")).count();
+    assert_eq!(parts, 0, "no .part left");
+}
