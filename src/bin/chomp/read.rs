@@ -85,6 +85,13 @@ pub fn fetch(manifest: &Path, from: &str, out: &Path, jobs: usize, quiet: bool) 
     use std::io::IsTerminal;
     use std::sync::atomic::Ordering;
     let t0 = Instant::now();
+    // Ctrl-C ends the fetch at once and says what stays: the manifest is
+    // not written, verified files keep their names, `.part` files resume.
+    let shown = out.display().to_string();
+    let _ = ctrlc::set_handler(move || {
+        eprintln!("interrupted: {shown} keeps the files verified so far and the partial ones (.part), but no manifest: run the same command again to resume");
+        std::process::exit(130);
+    });
     let progress = Progress::default();
     let done = std::sync::atomic::AtomicBool::new(false);
     let result = std::thread::scope(|s| {
