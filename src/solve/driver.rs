@@ -370,7 +370,7 @@ impl<'a> Levels<'a> {
         let written = dir.write_losses(manifest, n, size, &found.ranks, ranges.as_deref(), self.ours(n))?;
         let mut stats = LevelStats { tiles: n, positions: size, losses, ..Default::default() };
         if let Some(mine) = found.several {
-            let several = sum_over(comm, mine);
+            let [several] = sum_over(comm, [mine]);
             let wins = size - losses;
             let one = wins.checked_sub(several).ok_or_else(|| {
                 JobError::SelfCheck(format!("level {n}: {several} positions with several winning moves, but only {wins} wins"))
@@ -407,7 +407,8 @@ impl<'a> Levels<'a> {
         }
         // And on the winning moves: a position's losing children are its children of value 0.
         if let Some((one, several)) = computed.moves {
-            let grundy = (sum_over(comm, one), sum_over(comm, several));
+            let [one, several] = sum_over(comm, [one, several]);
+            let grundy = (one, several);
             let sieve = (level.stats.wins_one_move.unwrap_or(0), level.stats.wins_several_moves.unwrap_or(0));
             if grundy != sieve {
                 return Err(JobError::SelfCheck(format!(
@@ -485,12 +486,19 @@ fn window(frontier: &Frontier, from: u32) -> Event {
     Event::Window { from, to: frontier.horizon(), bytes: frontier.held_bytes() }
 }
 
-/// The sum of every process's `x`, on every process.
-fn sum_over(comm: &dyn Comm, x: u64) -> u64 {
+/// The sums of every process's counts `xs`, on every process (one gather).
+fn sum_over<const N: usize>(comm: &dyn Comm, xs: [u64; N]) -> [u64; N] {
     if comm.processes() == 1 {
-        return x;
+        return xs;
     }
-    comm.all_gather(&x.to_le_bytes()).iter().map(|b| u64::from_le_bytes(b[..8].try_into().expect("8 bytes a process"))).sum()
+    let mine: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let mut sums = [0u64; N];
+    for theirs in comm.all_gather(&mine) {
+        for (sum, b) in sums.iter_mut().zip(theirs.chunks_exact(8)) {
+            *sum += u64::from_le_bytes(b.try_into().expect("8 bytes a count"));
+        }
+    }
+    sums
 }
 
 /// Every process's written files, on every process.
@@ -507,7 +515,13 @@ fn gather_entries(written: &[(String, FileEntry)], comm: &dyn Comm) -> Vec<(Stri
 
 /// Pushes the losses of levels `1..=decided`, read back from their tables,
 /// into the pending levels held (after a resume, or when a window opens).
-fn push_from_tables(ranking: &Ranking, dir: &TableDir, manifest: &Manifest, frontier: &mut Frontier, decided: u32) -> Result<(), JobError> {
+pub(super) fn push_from_tables(
+    ranking: &Ranking,
+    dir: &TableDir,
+    manifest: &Manifest,
+    frontier: &mut Frontier,
+    decided: u32,
+) -> Result<(), JobError> {
     for n in 1..=decided {
         frontier.push_decided(ranking, n, &dir.read_losses(manifest, n)?, decided + 1);
     }

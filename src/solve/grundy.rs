@@ -96,7 +96,9 @@ fn level_with<S: Seen>(
                         let (g, looked, z) = value_of::<S>(ranking, n, rows, rank, same, &lower, scratch);
                         lookups += looked;
                         evaluated += 1;
-                        zeros[z.min(2) as usize] += if sym && rows.len() < rows[0] as usize { 2 } else { 1 };
+                        if S::COUNTS {
+                            zeros[z.min(2) as usize] += if sym && rows.len() < rows[0] as usize { 2 } else { 1 };
+                        }
                         if g > 255 {
                             overflow = true;
                             return;

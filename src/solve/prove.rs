@@ -18,7 +18,7 @@ use super::memory::holding;
 use super::sieve::Frontier;
 use crate::cluster::Solo;
 use crate::index::Ranking;
-use crate::store::{LossSet, Manifest, SortedRanks, TableDir};
+use crate::store::{LossSet, SortedRanks, TableDir};
 use std::path::Path;
 use std::sync::atomic::AtomicU8;
 use std::time::Instant;
@@ -60,7 +60,7 @@ pub fn prove(dir: &Path, max_memory: Option<u64>, mut on_level: impl FnMut(&Prov
     for n in 1..=top {
         let t0 = Instant::now();
         let derived = frontier.sieve_level(&ranking, n, &Solo).ranks;
-        let stored = stored_losses(&dir, &m, n)?;
+        let stored = dir.read_losses(&m, n).map_err(|e| e.to_string())?;
         if let Some(r) = first_difference(&derived, &stored, ranking.size(n)) {
             let p = ranking.unrank(n, r).expect("a rank of the level");
             let what = if stored.holds(r) {
@@ -93,23 +93,15 @@ pub fn prove(dir: &Path, max_memory: Option<u64>, mut on_level: impl FnMut(&Prov
         if n == frontier.horizon() && n < top {
             // The next window: every stored loss decided so far, pushed into it.
             frontier.open_epoch(&ranking, &Solo).map_err(|e| format!("cannot map the mark bits: {e}"))?;
-            for l in 1..=n {
-                frontier.push_decided(&ranking, l, &stored_losses(&dir, &m, l)?, n + 1);
-            }
+            super::driver::push_from_tables(&ranking, &dir, &m, &mut frontier, n).map_err(|e| e.to_string())?;
         }
     }
     Ok(top)
 }
 
-fn stored_losses(dir: &TableDir, m: &Manifest, n: u32) -> Result<LossSet, String> {
-    dir.read_losses(m, n).map_err(|e| e.to_string())
-}
-
-/// The first rank below `size` in one set and not the other.
+/// The first rank below `size` in one set and not the other (one pass
+/// over both, in rank order).
 fn first_difference(derived: &roaring::RoaringTreemap, stored: &LossSet, size: u64) -> Option<u64> {
-    if derived.len() == stored.count() && derived.iter().zip(stored.ranks_in(0..size)).all(|(a, b)| a == b) {
-        return None;
-    }
     let mut a = derived.iter().peekable();
     let mut b = stored.ranks_in(0..size).peekable();
     loop {

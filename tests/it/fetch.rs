@@ -44,6 +44,14 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A copy of the published directory `name` in `dir/mirror`, to damage.
+fn mirror_of(dir: &Path, name: &str) -> PathBuf {
+    let mirror = dir.join("mirror");
+    fs::create_dir_all(&mirror).unwrap();
+    copy_dir(&published(name), &mirror);
+    mirror
+}
+
 #[test]
 fn a_foreign_directory_is_refused_and_left_as_it_was() {
     let tmp = tempfile::tempdir().unwrap();
@@ -74,9 +82,7 @@ fn a_foreign_directory_is_refused_and_left_as_it_was() {
 #[test]
 fn a_never_ending_file_is_cut_at_its_size() {
     let tmp = tempfile::tempdir().unwrap();
-    let mirror = tmp.path().join("mirror");
-    fs::create_dir_all(&mirror).unwrap();
-    copy_dir(&published("box-8x15"), &mirror);
+    let mirror = mirror_of(tmp.path(), "box-8x15");
     // The mirror's largest table never ends.
     let m: serde_json::Value = serde_json::from_slice(&fs::read(published("box-8x15/manifest.json")).unwrap()).unwrap();
     let (rel, bytes) =
@@ -122,9 +128,7 @@ fn reserved_names_and_a_missing_mirror() {
 #[test]
 fn ctrl_c_says_what_is_kept() {
     let tmp = tempfile::tempdir().unwrap();
-    let mirror = tmp.path().join("mirror");
-    fs::create_dir_all(&mirror).unwrap();
-    copy_dir(&published("box-8x15"), &mirror);
+    let mirror = mirror_of(tmp.path(), "box-8x15");
     let rel = "losses/L0060.cht";
     fs::remove_file(mirror.join(rel)).unwrap();
     let fifo = mirror.join(rel);

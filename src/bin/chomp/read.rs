@@ -406,20 +406,7 @@ pub fn summary(dirs: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
     let grundy = levels.iter().any(|l| l.grundy_histogram.is_some());
     let files = chomp_tables::TableDir::summary_files(&levels, grundy);
     if !force {
-        // Every file checked before any is written.
-        for (name, text) in &files {
-            let path = out.join(name);
-            let Ok(old) = std::fs::read_to_string(&path) else { continue };
-            let lost = summary_tiles(&old).difference(&summary_tiles(text)).count();
-            if lost > 0 {
-                bail!(
-                    "{}: holds {lost} levels the runs read do not (it has {}, the new one {}): refusing to shrink it (--force overwrites)",
-                    path.display(),
-                    summary_tiles(&old).len(),
-                    summary_tiles(text).len()
-                );
-            }
-        }
+        refuse_to_shrink(out, files.iter().map(|(n, t)| (*n, t.as_str())), summary_tiles, "levels the runs read")?;
     }
     out_dir(out)?;
     for (name, text) in files {
@@ -464,27 +451,48 @@ pub fn oeis(files: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<ExitCo
     }
     let levels = summary::merge_levels(&runs).map_err(anyhow::Error::msg)?;
     let bfiles = oeis::bfiles(&levels).map_err(anyhow::Error::msg)?;
-    let terms = |text: &str| {
-        text.lines().filter_map(|l| l.split_whitespace().next()?.parse::<u32>().ok()).collect::<std::collections::BTreeSet<_>>()
-    };
     if !force {
-        for (name, text) in &bfiles {
-            let path = out.join(name);
-            let Ok(old) = std::fs::read_to_string(&path) else { continue };
-            let lost = terms(&old).difference(&terms(text)).count();
-            if lost > 0 {
-                bail!("{}: holds {lost} terms the summaries read do not: refusing to shrink it (--force overwrites)", path.display());
-            }
-        }
+        refuse_to_shrink(out, bfiles.iter().map(|(n, t)| (*n, t.as_str())), bfile_terms, "terms the summaries read")?;
     }
     out_dir(out)?;
     for (name, text) in &bfiles {
         let path = out.join(name);
         write_atomic(&path, text.as_bytes())?;
-        let n = terms(text);
+        let n = bfile_terms(text);
         println!("wrote {} (n = {}…{})", path.display(), n.first().unwrap_or(&0), n.last().unwrap_or(&0));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `n` of a b-file's terms (`n a(n)` lines).
+fn bfile_terms(text: &str) -> std::collections::BTreeSet<u32> {
+    text.lines().filter_map(|l| l.split_whitespace().next()?.parse().ok()).collect()
+}
+
+/// Refuses, before any file is written, to replace a file in `out` whose
+/// keys (`keys`: its levels, its terms) the new text lacks: a summary of
+/// shorter runs would silently drop published figures.
+fn refuse_to_shrink<'t>(
+    out: &Path,
+    files: impl Iterator<Item = (&'t str, &'t str)>,
+    keys: fn(&str) -> std::collections::BTreeSet<u32>,
+    what: &str,
+) -> anyhow::Result<()> {
+    for (name, text) in files {
+        let path = out.join(name);
+        let Ok(old) = std::fs::read_to_string(&path) else { continue };
+        let (old, new) = (keys(&old), keys(text));
+        let lost = old.difference(&new).count();
+        if lost > 0 {
+            bail!(
+                "{}: holds {lost} {what} do not (it has {}, the new one {}): refusing to shrink it (--force overwrites)",
+                path.display(),
+                old.len(),
+                new.len()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The tile counts (first column) of a summary file: CSV rows, or the

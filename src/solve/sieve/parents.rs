@@ -477,12 +477,7 @@ impl<'a> Parents<'a> {
                     let end = start + rk.q(s + d, rows_left, cap);
                     end <= level.base || start >= level.base + level.len
                 };
-                while dmin <= dmax && outside(dmin) {
-                    dmin += 1;
-                }
-                while dmin <= dmax && outside(dmax) {
-                    dmax -= 1;
-                }
+                trim_ends(&mut dmin, &mut dmax, outside);
                 if dmin > dmax {
                     break;
                 }
@@ -740,12 +735,7 @@ impl<'a> Parents<'a> {
                 let (first, last) = self.top_rows[(r.lt + sum + g) as usize];
                 !(first..=last).contains(&(r.b + g))
             };
-            while lo <= hi && outside(lo) {
-                lo += 1;
-            }
-            while lo <= hi && outside(hi) {
-                hi -= 1;
-            }
+            trim_ends(&mut lo, &mut hi, outside);
         }
         if lo > hi {
             return;
@@ -956,5 +946,17 @@ impl<'a> Parents<'a> {
                 self.grow(c, level, marker, j + 1, rest, m, r, count);
             }
         }
+    }
+}
+
+/// Narrows `lo ..= hi` from both ends past the values `outside` holds for
+/// (empty, `lo > hi`, when it holds for all).
+#[inline(always)]
+fn trim_ends(lo: &mut u32, hi: &mut u32, outside: impl Fn(u32) -> bool) {
+    while *lo <= *hi && outside(*lo) {
+        *lo += 1;
+    }
+    while *lo <= *hi && outside(*hi) {
+        *hi -= 1;
     }
 }
