@@ -14,11 +14,39 @@ use std::sync::{Arc, RwLock};
 /// The default bound of a reader's cache of decoded pages and blocks.
 pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
-/// An open format-3 table whose head has been checked against the manifest.
+/// Most table files of one directory held open at once ([`BlockReader`]'s
+/// pool of descriptors): a server answering over the frontier tables would
+/// otherwise hold one descriptor per table file (340 of them), leaving too
+/// few for its connections under a low `ulimit -n`.
+pub const OPEN_FILES: usize = 64;
+
+/// A format-3 table whose head has been checked against the manifest. Its
+/// descriptor is lent by the reader's pool ([`BlockReader::descriptor`]):
+/// closed when the pool needs room, opened again (and its length checked
+/// again) on the next read; every page and block read through it is checked
+/// against the head, so a file replaced in between is refused.
 pub(crate) struct BlockFile {
     path: PathBuf,
-    file: File,
+    /// The length the manifest gives (checked at every open).
+    bytes: u64,
+    /// The open descriptor, if the pool holds one for this file.
+    file: RwLock<Option<Arc<File>>>,
+    /// Used since the pool's hand last passed (a second chance before closing).
+    used: AtomicBool,
     head: Head,
+}
+
+/// Opens `path` and checks its length against the manifest's.
+fn open_checked(path: &Path, bytes: u64) -> Result<File, TableError> {
+    let file = File::open(path).map_err(|e| TableError::io(path, e))?;
+    let len = file.metadata().map_err(|e| TableError::io(path, e))?.len();
+    if len != bytes {
+        return Err(TableError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("truncated or padded: {len} bytes, manifest.json says {bytes}"),
+        });
+    }
+    Ok(file)
 }
 
 impl BlockFile {
@@ -32,11 +60,7 @@ impl BlockFile {
         let (Some(head_len), Some(head_sha)) = (entry.head_bytes, &entry.head_sha256) else {
             return Err(corrupt("manifest.json lists no head for this table".into()));
         };
-        let file = File::open(&path).map_err(|e| TableError::io(&path, e))?;
-        let len = file.metadata().map_err(|e| TableError::io(&path, e))?.len();
-        if len != entry.bytes {
-            return Err(corrupt(format!("truncated or padded: {len} bytes, manifest.json says {}", entry.bytes)));
-        }
+        let file = open_checked(&path, entry.bytes)?;
         let bytes = read_at(&file, &path, 0, head_len as usize)?;
         if &sha256_hex(&bytes) != head_sha {
             return Err(corrupt("head SHA-256 differs from manifest.json".into()));
@@ -46,7 +70,7 @@ impl BlockFile {
             return Err(corrupt("head length or file length differs from manifest.json".into()));
         }
         blocked::expect(&path, &head, want)?;
-        Ok(BlockFile { path, file, head })
+        Ok(BlockFile { path, bytes: entry.bytes, file: RwLock::new(Some(Arc::new(file))), used: AtomicBool::new(true), head })
     }
 }
 
@@ -230,6 +254,8 @@ pub(crate) struct BlockReader {
     files: RwLock<HashMap<(u8, u32, u32), Arc<BlockFile>>>,
     /// [`SHARDS`] caches; a key's shard is [`BlockReader::shard`]'s.
     cache: Vec<RwLock<ByteClock>>,
+    /// The files holding a descriptor, in the order they got it (at most [`OPEN_FILES`]).
+    open: std::sync::Mutex<std::collections::VecDeque<Arc<BlockFile>>>,
 }
 
 /// Shard `i`'s share of a bound of `limit` bytes (the shares add up to it).
@@ -251,7 +277,52 @@ fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 impl BlockReader {
     pub(crate) fn new(root: &Path, cache_bytes: usize) -> Self {
         let shard = |i| RwLock::new(ByteClock::new(share(cache_bytes, i)));
-        BlockReader { root: root.to_path_buf(), files: RwLock::default(), cache: (0..SHARDS).map(shard).collect() }
+        BlockReader {
+            root: root.to_path_buf(),
+            files: RwLock::default(),
+            cache: (0..SHARDS).map(shard).collect(),
+            open: Default::default(),
+        }
+    }
+
+    /// The descriptor of `f`, opened again if the pool closed it. At most
+    /// [`OPEN_FILES`] files hold one; to make room the pool closes the one
+    /// that got its descriptor first among those not used since the hand
+    /// last passed (a clock). A descriptor lent to a read in progress stays
+    /// open until that read ends, so the bound is exceeded by at most the
+    /// reads in progress.
+    fn descriptor(&self, f: &Arc<BlockFile>) -> Result<Arc<File>, TableError> {
+        if let Some(file) = read(&f.file).as_ref() {
+            f.used.store(true, Ordering::Relaxed);
+            return Ok(file.clone());
+        }
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(file) = read(&f.file).as_ref() {
+            return Ok(file.clone());
+        }
+        let file = Arc::new(open_checked(&f.path, f.bytes)?);
+        *write(&f.file) = Some(file.clone());
+        f.used.store(true, Ordering::Relaxed);
+        open.push_back(f.clone());
+        self.close_extra(&mut open);
+        Ok(file)
+    }
+
+    /// Closes descriptors until at most [`OPEN_FILES`] are held.
+    fn close_extra(&self, open: &mut std::collections::VecDeque<Arc<BlockFile>>) {
+        while open.len() > OPEN_FILES {
+            let Some(old) = open.pop_front() else { break };
+            if old.used.swap(false, Ordering::Relaxed) {
+                open.push_back(old);
+            } else {
+                *write(&old.file) = None;
+            }
+        }
+    }
+
+    /// Descriptors held by the pool (for tests and `GET /health`).
+    pub(crate) fn open_files(&self) -> usize {
+        self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
     }
 
     /// The cache shard of key `k`: neighbouring blocks of one table fall in different shards.
@@ -287,13 +358,21 @@ impl BlockReader {
         }
         let rel = &TableDir::table_names(m, kind, tiles)[shard];
         let want = TableDir::expected_header(m, kind, tiles, shard);
+        let mut files = write(&self.files);
+        if let Some(f) = files.get(&key) {
+            return Ok(f.clone());
+        }
         let f = Arc::new(BlockFile::open(&self.root, m, rel, &want)?);
-        write(&self.files).insert(key, f.clone());
+        files.insert(key, f.clone());
+        drop(files);
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        open.push_back(f.clone());
+        self.close_extra(&mut open);
         Ok(f)
     }
 
     /// The entry of block `b` of table `f`, read through its index page.
-    fn entry(&self, f: &BlockFile, kind: Kind, tiles: u32, shard: usize, b: u32) -> Result<BlockEntry, TableError> {
+    fn entry(&self, f: &Arc<BlockFile>, kind: Kind, tiles: u32, shard: usize, b: u32) -> Result<BlockEntry, TableError> {
         let (p, i) = f.head.page_of(b);
         let key = (kind as u8, tiles, shard as u32, PAGE, p);
         let page_entry = |u: &Unit| match u {
@@ -304,7 +383,7 @@ impl BlockReader {
             return Ok(e);
         }
         let (off, len) = f.head.page_span(p);
-        let bytes = read_at(&f.file, &f.path, off, len)?;
+        let bytes = read_at(&*self.descriptor(f)?, &f.path, off, len)?;
         let page = Unit::Page(f.head.decode_page(&f.path, p, &bytes)?);
         let e = page_entry(&page);
         write(self.shard(&key)).put(key, page);
@@ -336,7 +415,7 @@ impl BlockReader {
             return Ok(r);
         }
         let entry = self.entry(&f, kind, tiles, shard, b)?;
-        let bytes = read_at(&f.file, &f.path, entry.offset, entry.len as usize)?;
+        let bytes = read_at(&*self.descriptor(&f)?, &f.path, entry.offset, entry.len as usize)?;
         let unit = decode(&f, b, &entry, &bytes)?;
         let r = look(&unit, within);
         write(self.shard(&key)).put(key, unit);

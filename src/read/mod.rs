@@ -10,5 +10,5 @@ mod tables;
 pub mod verify;
 
 pub use answer::{Answer, MoveInfo, Outcome};
-pub use blocks::DEFAULT_CACHE_BYTES;
+pub use blocks::{DEFAULT_CACHE_BYTES, OPEN_FILES};
 pub use tables::{ProbeError, Tables};

@@ -145,6 +145,13 @@ impl Tables {
         self.blocked.as_ref().map_or((0, 0), |b| b.cache_usage())
     }
 
+    /// Table files held open (format 3: at most [`OPEN_FILES`](crate::read::OPEN_FILES) per
+    /// directory, plus any being read at this moment; formats 1 and 2 read
+    /// or map whole tables and hold none).
+    pub fn open_files(&self) -> usize {
+        self.blocked.as_ref().map_or(0, |b| b.open_files())
+    }
+
     /// Changes the bound of the cache of decoded pages and blocks.
     pub fn set_cache_bytes(&self, bytes: usize) {
         if let Some(b) = &self.blocked {

@@ -265,9 +265,17 @@ fn a_table_damaged_consistently_is_refused_not_answered() {
         let (status, body) = server.get(&format!("/v1/query?position={}", pos.replace(' ', ",")));
         assert_eq!(status, 500, "{pos}: {body}");
         assert!(body.contains("damaged tables") && body.contains("L0034.cht"), "{pos}: {body}");
+        assert!(!body.contains(tmp.path().to_str().unwrap()), "{pos}: {body}");
     }
     let (status, body) = server.get("/health");
     assert!(status == 200 && body.contains("\"cache_limit\":268435456"), "{body}");
+    drop(server);
+    // A table file gone: the error names the directory, not the server's path to it.
+    std::fs::remove_file(dir.join("losses/L0034.cht")).unwrap();
+    let server = Server::start(&["--tables", dir.to_str().unwrap(), "--lazy"]);
+    let (status, body) = server.get(&format!("/v1/query?position={}", lost.replace(' ', ",")));
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("t/losses/L0034.cht") && !body.contains(tmp.path().to_str().unwrap()), "{body}");
 }
 
 #[test]
@@ -298,4 +306,124 @@ fn assert_error_exit(args: &[&str], what: &str) {
     let out = chomp(args);
     let err = text(&out.stderr);
     assert!(!out.status.success() && err.contains(what) && err.trim().lines().count() == 1, "{:?}: {err}", out.status);
+}
+
+/// Sends `bytes` on a fresh non-blocking connection, as much as the socket
+/// takes now, and never reads: a client that stopped reading its answers.
+fn never_reads(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_nonblocking(true).unwrap();
+    let mut sent = 0;
+    while sent < bytes.len() {
+        match s.write(&bytes[sent..]) {
+            Ok(n) => sent += n,
+            Err(_) => break,
+        }
+    }
+    s
+}
+
+fn health_field(server: &Server, field: &str) -> u64 {
+    let (status, body) = server.get("/health");
+    assert_eq!(status, 200, "{body}");
+    json(&body)[field].as_u64().unwrap_or_else(|| panic!("{field} in {body}"))
+}
+
+#[test]
+fn clients_that_never_read_are_closed_and_others_are_answered_past_the_cap() {
+    let server = Server::start(&["--tables", BOX, "--lazy", "--max-connections", "16", "--write-timeout", "2"]);
+    // Pipelined queries of a large position (a few KB each), never read: the
+    // answers fill the socket's buffers and the server's writes wait.
+    let big = "15,15,15,15,14,12,9,4";
+    let one = format!("GET /v1/query?position={big} HTTP/1.1\r\nHost: x\r\n\r\n");
+    let flood = one.repeat(3000);
+    let stalled: Vec<TcpStream> = (0..24).map(|_| never_reads(server.addr, flood.as_bytes())).collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    // Every slot is held by a client that reads nothing: a probe still gets
+    // an answer, a stalled connection closed to make room.
+    let mut slow = 0;
+    for _ in 0..10 {
+        let t0 = Instant::now();
+        assert_eq!(server.get("/health").0, 200);
+        if t0.elapsed() > Duration::from_secs(2) {
+            slow += 1;
+        }
+    }
+    assert!(slow <= 1, "{slow} of 10 probes took over 2 s");
+    // Past the write timeout every stalled connection has been closed.
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(health_field(&server, "connections"), 1, "only the probe's connection is held");
+    for mut s in stalled {
+        s.set_nonblocking(false).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        // What was sent before the close, then the end (or a reset).
+        let mut sink = Vec::new();
+        match s.read_to_end(&mut sink) {
+            Ok(_) => {}
+            Err(e) => assert!(e.kind() != std::io::ErrorKind::WouldBlock && e.kind() != std::io::ErrorKind::TimedOut, "{e}"),
+        }
+    }
+}
+
+#[test]
+fn hypers_own_errors_are_json_and_show_no_server_path() {
+    let server = Server::start(&["--tables", BOX, "--lazy"]);
+    for bad in [&b"GARBAGE\r\n\r\n"[..], b"GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"] {
+        let (status, body) = parse(&server.raw(bad));
+        assert_eq!(status, 400, "{body}");
+        assert!(json(&body)["error"].as_str().unwrap().starts_with("bad request"), "{body}");
+    }
+    let headers = format!("GET /health HTTP/1.1\r\nHost: x\r\n{}\r\n", "X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n".repeat(1000));
+    let (status, body) = parse(&server.raw(headers.as_bytes()));
+    assert_eq!(status, 431, "{body}");
+    assert!(json(&body)["error"].as_str().unwrap().contains("request head too large"), "{body}");
+}
+
+#[test]
+fn a_busy_port_is_refused_before_the_tables_load() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    // A directory that does not exist: were it opened first, that would be the error.
+    let out = chomp(&["serve", "--tables", "/nonexistent/tables", "--addr", &addr]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains(&format!("cannot listen on {addr}")), "{err}");
+}
+
+#[test]
+fn table_files_are_pooled_and_a_low_descriptor_limit_lowers_the_cap() {
+    // Queries over all 100 levels of a format-3 directory: at most 64 table files held open.
+    let server = Server::start(&["--tables", LOSSES, "--lazy"]);
+    let losses = Tables::open(Path::new(LOSSES)).unwrap();
+    let mut rng = SplitMix(11);
+    for n in (1..=100).rev() {
+        let p = losses.ranking().unrank(n, rng.below(losses.ranking().size(n))).unwrap();
+        assert_eq!(server.get(&format!("/v1/query?position={}", param(&p))).0, 200, "{p}");
+    }
+    let open = health_field(&server, "open_files");
+    assert!((1..=chomp_tables::read::OPEN_FILES as u64).contains(&open), "{open}");
+    drop(server);
+
+    // ulimit -n 300: room for 300 - 64 (table files) - 64 (waiting) - 64 (spare) connections.
+    let mut child = Command::new("sh")
+        .args(["-c", &format!("ulimit -n 300 && exec {BIN} serve --tables {LOSSES} --lazy --addr 127.0.0.1:0")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr: SocketAddr = line.trim().strip_prefix("chomp serve: listening on http://").unwrap().parse().unwrap();
+    let server = Server { child, addr };
+    let idle: Vec<TcpStream> = (0..200).filter_map(|_| TcpStream::connect(addr).ok()).collect();
+    std::thread::sleep(Duration::from_millis(1200));
+    let t0 = Instant::now();
+    assert_eq!(server.get("/health").0, 200);
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    drop(idle);
+    let mut server = server;
+    let _ = server.child.kill();
+    let mut err = String::new();
+    server.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(err.contains("ulimit -n is 300: serving at most 108 connections at once"), "{err}");
+    assert!(err.matches("accept:").count() <= 2, "{err}");
 }

@@ -384,7 +384,9 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         /// Address to listen on; port 0 picks a free port (the chosen address is printed).
         #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
         addr: String,
-        /// Most connections served at once; further ones wait in the listen queue.
+        /// Most connections served at once. At the cap a newcomer takes the place of a
+        /// connection stalled or idle for a second or more (closed); one that finds
+        /// none within 5 s gets a 503. Lowered if `ulimit -n` leaves too few descriptors.
         #[arg(long, value_name = "N", default_value_t = 512)]
         max_connections: usize,
         /// Seconds a connection may take to send a request's headers, or stay idle between requests.
@@ -393,6 +395,10 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         /// Seconds a request may take to be answered (then 503).
         #[arg(long, value_name = "SECS", default_value_t = 10)]
         request_timeout: u64,
+        /// Seconds an answer may wait for a client that reads nothing (e.g. one sending
+        /// requests and never reading the answers) before its connection is closed.
+        #[arg(long, value_name = "SECS", default_value_t = 10)]
+        write_timeout: u64,
         /// Do not load every level at start (levels then load on first use).
         #[arg(long)]
         lazy: bool,

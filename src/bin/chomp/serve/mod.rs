@@ -1,9 +1,14 @@
 //! `chomp serve`: the tables, the computer player and a page to play, over HTTP.
 //!
 //! One accept loop on tokio with hyper's HTTP/1 connections (bounded header
-//! size, a timeout for headers and idle keep-alive), a semaphore capping the
-//! connections served at once, axum for routing, and tower-http layers for
-//! panics, request timeouts, CORS, body limits and request logs.
+//! size, a timeout for headers and idle keep-alive), a registry capping the
+//! connections served at once and guarding each socket ([`conn`]: stalled
+//! writers closed, a stalled or idle connection closed at the cap to serve a
+//! newcomer, JSON bodies on hyper's own errors), axum for routing, and
+//! tower-http layers for panics, request timeouts, CORS, body limits and
+//! request logs.
+
+mod conn;
 
 use anyhow::{bail, Context};
 use axum::extract::rejection::QueryRejection;
@@ -13,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use chomp_tables::play::{self as player, Level, PlayError};
-use chomp_tables::read::openings;
+use chomp_tables::read::{openings, OPEN_FILES};
 use chomp_tables::{Position, ProbeError, Tables};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -40,6 +45,8 @@ pub struct Config {
     pub max_connections: usize,
     pub idle_timeout: u64,
     pub request_timeout: u64,
+    /// Seconds a write may wait for a client that reads nothing before the connection is closed.
+    pub write_timeout: u64,
     pub lazy: bool,
     /// Bound of each directory's cache of decoded blocks (format 3), in bytes.
     pub cache_bytes: usize,
@@ -47,14 +54,24 @@ pub struct Config {
     pub workers: usize,
 }
 
-/// Largest request head (request line and headers), in bytes.
+/// Largest request head (request line and headers), in bytes; also the
+/// most hyper buffers of a connection's unsent answers.
 const MAX_HEAD: usize = 16 * 1024;
+/// Connections accepted beyond the cap while they wait for a place.
+const WAITING: usize = 64;
+/// How long a connection accepted at the cap waits for a place before a 503.
+const ADMIT_WAIT: Duration = Duration::from_secs(5);
+/// Descriptors kept for everything but connections and table files (stdio, the runtime, logs).
+const SPARE_FILES: usize = 64;
 /// Largest position accepted in a query string, in characters.
 const MAX_POSITION_CHARS: usize = 2048;
 
 /// One table directory served.
 struct Source {
     name: String,
+    /// The directory as given and as resolved, longest first: replaced by
+    /// `name` in error messages, which show no server path.
+    roots: Vec<String>,
     tables: Tables,
 }
 
@@ -63,6 +80,8 @@ struct Served {
     sources: Vec<Source>,
     /// A permit per answer computed at once ([`compute`], `--workers`).
     compute: Semaphore,
+    /// The connections held.
+    connections: Arc<conn::Registry>,
 }
 
 type Shared = Arc<Served>;
@@ -101,12 +120,21 @@ impl Served {
     }
 }
 
-fn probe_error(e: ProbeError) -> ApiError {
-    match e {
-        ProbeError::Outside { .. } | ProbeError::NotABox { .. } | ProbeError::MissingLevel { .. } => {
-            ApiError(StatusCode::NOT_FOUND, e.to_string())
+impl Served {
+    /// A reader's error as an answer: 404 outside the tables, else 500,
+    /// with each directory's path replaced by its name.
+    fn probe_error(&self, e: ProbeError) -> ApiError {
+        let status = match e {
+            ProbeError::Outside { .. } | ProbeError::NotABox { .. } | ProbeError::MissingLevel { .. } => StatusCode::NOT_FOUND,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let mut msg = e.to_string();
+        for s in &self.sources {
+            for root in &s.roots {
+                msg = msg.replace(root.as_str(), &s.name);
+            }
         }
-        _ => ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        ApiError(status, msg)
     }
 }
 
@@ -155,7 +183,7 @@ async fn query(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, 
     let p = position(&params(q)?)?;
     compute(&s.compute, || {
         let mut body = Vec::with_capacity(16 << 10);
-        s.source(&p)?.tables.answer_json(&p, &mut body).map_err(probe_error)?;
+        s.source(&p)?.tables.answer_json(&p, &mut body).map_err(|e| s.probe_error(e))?;
         Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
     })
     .await
@@ -172,7 +200,7 @@ async fn play(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, Q
     compute(&s.compute, || {
         let source = s.source(&p)?;
         let mv = player::play(level, &p, seed, Some(&source.tables)).map_err(|e| match e {
-            PlayError::Probe(e) => probe_error(e),
+            PlayError::Probe(e) => s.probe_error(e),
             e => bad(e.to_string()),
         })?;
         Ok(Json(mv).into_response())
@@ -194,7 +222,7 @@ async fn opening(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>
     compute(&s.compute, || {
         let rect = Position::new(&vec![cols; rows as usize]).map_err(|e| bad(e.to_string()))?;
         let source = s.source(&rect)?;
-        let o = openings::rectangle_opening(&source.tables, rows, cols).map_err(probe_error)?;
+        let o = openings::rectangle_opening(&source.tables, rows, cols).map_err(|e| s.probe_error(e))?;
         Ok(Json(o).into_response())
     })
     .await
@@ -219,11 +247,19 @@ async fn list(State(s): State<Shared>) -> Json<serde_json::Value> {
     Json(json!({ "tables": list }))
 }
 
-/// Liveness, and the memory the block caches hold (format 3 directories;
-/// formats 1 and 2 hold whole tables and report 0).
+/// Liveness, the memory the block caches hold (format 3 directories;
+/// formats 1 and 2 hold whole tables and report 0), the connections held and
+/// the table files open.
 async fn health(State(state): State<Shared>) -> Json<serde_json::Value> {
     let (bytes, limit) = state.sources.iter().map(|s| s.tables.cache_usage()).fold((0, 0), |(a, b), (c, d)| (a + c, b + d));
-    Json(json!({ "status": "ok", "cache_bytes": bytes, "cache_limit": limit }))
+    let open_files: usize = state.sources.iter().map(|s| s.tables.open_files()).sum();
+    Json(json!({
+        "status": "ok",
+        "cache_bytes": bytes,
+        "cache_limit": limit,
+        "connections": state.connections.len(),
+        "open_files": open_files,
+    }))
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
@@ -232,20 +268,20 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 }
 
 async fn page() -> Response {
-    asset("text/html; charset=utf-8", include_str!("page/index.html"))
+    asset("text/html; charset=utf-8", include_str!("../page/index.html"))
 }
 
 async fn script() -> Response {
-    asset("text/javascript; charset=utf-8", include_str!("page/app.js"))
+    asset("text/javascript; charset=utf-8", include_str!("../page/app.js"))
 }
 
 async fn style() -> Response {
-    asset("text/css; charset=utf-8", include_str!("page/style.css"))
+    asset("text/css; charset=utf-8", include_str!("../page/style.css"))
 }
 
 /// The page's icon (browsers ask for /favicon.ico whatever the page links).
 async fn icon() -> Response {
-    asset("image/svg+xml", include_str!("page/favicon.svg"))
+    asset("image/svg+xml", include_str!("../page/favicon.svg"))
 }
 
 async fn not_found() -> ApiError {
@@ -333,7 +369,16 @@ fn open_all(dirs: &[PathBuf], lazy: bool, cache_bytes: usize) -> anyhow::Result<
                 }
             }
         }
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string());
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "tables".to_string());
+        // Only absolute paths are replaced: a relative one ("results") may be a word of the message.
+        let mut roots: Vec<String> = [Some(dir.clone()), dir.canonicalize().ok()]
+            .into_iter()
+            .flatten()
+            .filter(|d| d.is_absolute() && d.parent().is_some())
+            .map(|d| d.display().to_string())
+            .collect();
+        roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
+        roots.dedup();
         tracing::info!(
             "{}: {} levels{} in {:.1} s",
             dir.display(),
@@ -341,7 +386,7 @@ fn open_all(dirs: &[PathBuf], lazy: bool, cache_bytes: usize) -> anyhow::Result<
             if lazy { " (lazy)" } else { " loaded" },
             t0.elapsed().as_secs_f64()
         );
-        out.push(Source { name, tables });
+        out.push(Source { name, roots, tables });
     }
     Ok(out)
 }
@@ -362,7 +407,7 @@ fn fewer_arenas() {
     }
 }
 
-pub fn serve(cfg: Config) -> anyhow::Result<ExitCode> {
+pub fn serve(mut cfg: Config) -> anyhow::Result<ExitCode> {
     fewer_arenas();
     let filter = tracing_subscriber::EnvFilter::try_from_env("CHOMP_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
@@ -372,11 +417,77 @@ pub fn serve(cfg: Config) -> anyhow::Result<ExitCode> {
     if cfg.workers == 0 {
         bail!("--workers must be at least 1");
     }
+    // The address first: a busy port is reported before any table loads.
+    let listener = std::net::TcpListener::bind(&cfg.addr).with_context(|| format!("cannot listen on {}", cfg.addr))?;
+    listener.set_nonblocking(true)?;
+    limit_send_buffer(&listener);
+    cfg.max_connections = fit_descriptors(cfg.max_connections, cfg.tables.len())?;
     let sources = open_all(&cfg.tables, cfg.lazy, cfg.cache_bytes)?;
-    let state: Shared = Arc::new(Served { sources, compute: Semaphore::new(cfg.workers) });
+    let connections = conn::Registry::new(cfg.max_connections);
+    let state: Shared = Arc::new(Served { sources, compute: Semaphore::new(cfg.workers), connections });
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
-    rt.block_on(run(cfg, state))?;
+    rt.block_on(run(cfg, state, listener))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The kernel's send buffer of every connection (inherited from the
+/// listening socket): with hyper's buffer of [`MAX_HEAD`], it bounds what
+/// a client that reads nothing leaves unsent. Linux reserves twice this.
+const SEND_BUFFER: usize = 128 << 10;
+
+fn limit_send_buffer(listener: &std::net::TcpListener) {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let size = SEND_BUFFER as libc::c_int;
+        // SAFETY: sets one integer option of a socket this process owns.
+        let r = unsafe {
+            libc::setsockopt(
+                listener.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUF,
+                (&size as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r != 0 {
+            tracing::warn!("cannot bound the send buffer: {}", std::io::Error::last_os_error());
+        }
+    }
+}
+
+/// The connections the descriptors allow: raises the soft limit on open
+/// files to the hard one, then keeps room for every table directory's
+/// [`OPEN_FILES`], [`WAITING`] connections and [`SPARE_FILES`]; lowers
+/// `cap` (saying so) if the limit leaves less.
+fn fit_descriptors(cap: usize, dirs: usize) -> anyhow::Result<usize> {
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit and setrlimit read and write the one struct passed.
+        let soft = unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+                return Ok(cap);
+            }
+            if lim.rlim_cur < lim.rlim_max {
+                let raised = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                    lim.rlim_cur = lim.rlim_max;
+                }
+            }
+            lim.rlim_cur
+        };
+        let kept = dirs * OPEN_FILES + WAITING + SPARE_FILES;
+        let room = usize::try_from(soft).unwrap_or(usize::MAX).saturating_sub(kept);
+        if room == 0 {
+            bail!("too few file descriptors (ulimit -n is {soft}): at least {} are needed", kept + 1);
+        }
+        if room < cap {
+            tracing::warn!("ulimit -n is {soft}: serving at most {room} connections at once (--max-connections {cap})");
+            return Ok(room);
+        }
+    }
+    Ok(cap)
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
@@ -401,33 +512,66 @@ async fn shutdown_signal() {
     }
 }
 
-async fn run(cfg: Config, state: Shared) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(&cfg.addr).await.with_context(|| format!("cannot listen on {}", cfg.addr))?;
+/// A connection accepted at the cap that found no place within
+/// [`ADMIT_WAIT`]: a 503 with the API's JSON body, then closed.
+async fn busy(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let body = json!({ "error": "server busy: every connection is being answered; try again" }).to_string();
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(answer.as_bytes())).await;
+}
+
+/// Failed accepts (e.g. too many open files), logged at most once in 10 s.
+struct AcceptErrors {
+    last: Option<Instant>,
+    since: u64,
+}
+
+impl AcceptErrors {
+    fn log(&mut self, e: &std::io::Error) {
+        self.since += 1;
+        if self.last.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
+            tracing::warn!("accept: {e} ({} failed accepts since the last such line)", self.since);
+            self.last = Some(Instant::now());
+            self.since = 0;
+        }
+    }
+}
+
+async fn run(cfg: Config, state: Shared, listener: std::net::TcpListener) -> anyhow::Result<()> {
+    let listener = TcpListener::from_std(listener)?;
     let local = listener.local_addr()?;
-    // The tests and scripts read this line to find the port.
+    // The tests and scripts read this line to find the port: the tables are loaded by now.
     println!("chomp serve: listening on http://{local}");
     use std::io::Write;
     let _ = std::io::stdout().flush();
+    let registry = state.connections.clone();
     let app = router(state, Duration::from_secs(cfg.request_timeout.max(1)));
-    let slots = Arc::new(Semaphore::new(cfg.max_connections));
+    // Connections accepted: those served and at most WAITING waiting for a place.
+    let accepted = Arc::new(Semaphore::new(cfg.max_connections + WAITING));
     let graceful = GracefulShutdown::new();
     let idle = Duration::from_secs(cfg.idle_timeout.max(1));
+    let write_timeout = Duration::from_secs(cfg.write_timeout.max(1));
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(idle).max_buf_size(MAX_HEAD.max(8192)).keep_alive(true);
+    let mut errors = AcceptErrors { last: None, since: 0 };
     let signal = shutdown_signal();
     tokio::pin!(signal);
     loop {
-        // Wait for a free slot before accepting: past the cap, connections wait in the listen queue.
         let permit = tokio::select! {
-            p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+            p = accepted.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
             _ = &mut signal => break,
         };
         let (stream, _peer) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(x) => x,
                 Err(e) => {
-                    // E.g. too many open files: wait a little rather than spin.
-                    tracing::warn!("accept: {e}");
+                    // E.g. too many open files: make room by closing a stalled or idle connection, and wait a little rather than spin.
+                    errors.log(&e);
+                    registry.evict_one();
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
@@ -435,12 +579,33 @@ async fn run(cfg: Config, state: Shared) -> anyhow::Result<()> {
             _ = &mut signal => break,
         };
         let _ = stream.set_nodelay(true);
-        let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
-        let conn = graceful.watch(conn);
+        let (registry, builder, app, watcher) = (registry.clone(), builder.clone(), app.clone(), graceful.watcher());
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!("connection: {e}");
+            let Some(slot) = registry.admit(ADMIT_WAIT).await else {
+                busy(stream).await;
+                drop(permit);
+                return;
+            };
+            let svc = TowerToHyperService::new(app);
+            let activity = slot.activity.clone();
+            let svc = hyper::service::service_fn(move |req| {
+                let answering = activity.answering();
+                let answer = hyper::service::Service::call(&svc, req);
+                async move {
+                    let r = answer.await;
+                    drop(answering);
+                    r
+                }
+            });
+            let io = TokioIo::new(conn::Guarded::new(stream, &slot, write_timeout));
+            let conn = watcher.watch(builder.serve_connection(io, svc));
+            tokio::select! {
+                r = conn => if let Err(e) = r {
+                    tracing::debug!("connection: {e}");
+                },
+                _ = slot.activity.closed() => tracing::debug!("connection closed to make room"),
             }
+            drop(slot);
             drop(permit);
         });
     }
