@@ -148,6 +148,14 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         /// Files downloaded at once.
         #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
         jobs: u32,
+        /// Seconds the mirror may send nothing before a transfer fails (it is then tried again).
+        #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        idle_timeout: u64,
+        /// Further tries of a file whose transfer fails on the way (a dropped connection, a 5xx,
+        /// the idle timeout), after 1, 2, 4, ... s, each resuming where the last stopped. A mirror
+        /// that has not answered once stops the fetch after 3 tries.
+        #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=20))]
+        retries: u32,
         /// Print nothing but errors and the final line.
         #[arg(long)]
         quiet: bool,

@@ -125,7 +125,14 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         Command::Query { position, tables, json } => read::query(&position, &tables, json),
         Command::Convert { tables, out, quiet } => read::convert(&tables, &out, quiet),
         Command::Site { tables, out, mirror, pack, force, quiet } => site::site(&tables, &out, mirror.as_deref(), pack, force, quiet),
-        Command::Fetch { manifest, from, out, jobs, quiet } => read::fetch(&manifest, &from, &out, jobs as usize, quiet),
+        Command::Fetch { manifest, from, out, jobs, idle_timeout, retries, quiet } => {
+            let opts = chomp_tables::fetch::FetchOptions {
+                jobs: jobs as usize,
+                idle_timeout: std::time::Duration::from_secs(idle_timeout),
+                retries,
+            };
+            read::fetch(&manifest, &from, &out, &opts, quiet)
+        }
         Command::Ichomp { quadrants, tables, json } => read::ichomp(&quadrants, &tables, json),
         Command::Openings { tables, rows, cols, all, out } => read::openings(tables.as_deref(), rows.zip(cols), all, out.as_deref()),
         Command::Boxes { tables, out } => read::boxes(&tables, out.as_deref()),

@@ -80,7 +80,7 @@ pub fn convert(src: &Path, out: &Path, quiet: bool) -> anyhow::Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn fetch(manifest: &Path, from: &str, out: &Path, jobs: usize, quiet: bool) -> anyhow::Result<ExitCode> {
+pub fn fetch(manifest: &Path, from: &str, out: &Path, opts: &chomp_tables::fetch::FetchOptions, quiet: bool) -> anyhow::Result<ExitCode> {
     use chomp_tables::fetch::{self as get, Progress};
     use std::io::IsTerminal;
     use std::sync::atomic::Ordering;
@@ -121,7 +121,7 @@ pub fn fetch(manifest: &Path, from: &str, out: &Path, jobs: usize, quiet: bool) 
                 bar.finish_and_clear();
             });
         }
-        let r = get::fetch(manifest, from, out, jobs, &progress);
+        let r = get::fetch(manifest, from, out, opts, &progress);
         done.store(true, Ordering::Relaxed);
         r
     });
