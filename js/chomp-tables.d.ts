@@ -51,6 +51,8 @@ export interface OpenOptions {
   label?: string;
   /** The SHA-256 (64 lowercase hex digits) manifest.json must have, e.g. from a site's site.json: the checks then start from this digest, not from the host. */
   manifestSha256?: string;
+  /** The published manifest itself (bytes or text, e.g. results/…-manifest.json): manifest.json must equal it byte for byte, else the directory is refused whole. */
+  against?: Uint8Array | ArrayBuffer | string;
   /**
    * The table files packed into one file beside manifest.json (`chomp site --pack`, site.json's `pack`):
    * reads issued together go out as one request of several ranges (multipart/byteranges), one range a

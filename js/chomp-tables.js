@@ -9,12 +9,13 @@
 // checks, the same messages where the formats allow. Format 3 tables are read
 // a block at a time along the chain of checks of FORMAT.md section 17
 // (manifest -> head SHA-256 -> index page digest -> block digest); formats 1
-// and 2 a whole table at a time, checked against its SHA-256. The only
-// dependency is `fzstd` (pure-JS zstd decoding), imported by its bare name: a
-// page without a bundler maps it with an import map (README.md). Node's file
-// system module is imported lazily, only to read a local directory.
+// and 2 a whole table at a time, checked against its SHA-256. zstd is decoded
+// by `fzstd` (pure JS), vendored in vendor/ and imported by relative path: the
+// module works however it is installed (a folder, a tarball, copied files) and
+// in a page without an import map. Node's file system module is imported
+// lazily, only to read a local directory.
 
-import { Decompress } from "fzstd";
+import { Decompress } from "./vendor/fzstd.js";
 
 /** The default bound of the cache of decoded pages, blocks and tables: 64 MiB. */
 export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
@@ -2259,7 +2260,8 @@ export class Tables {
  *   tables, default 64 MiB), `fetch` (a fetch function for URLs),
  *   `concurrency` (HTTP requests in flight, default 8), `label` (the name of
  *   a Map or handle in messages), `manifestSha256` (the SHA-256 the manifest
- *   must have).
+ *   must have), `against` (the published manifest itself, as bytes or text:
+ *   manifest.json must equal it byte for byte).
  */
 export async function openTables(source, options = {}) {
   const cacheBytes = options.cacheBytes === undefined ? DEFAULT_CACHE_BYTES : options.cacheBytes;
@@ -2285,6 +2287,16 @@ export async function openTables(source, options = {}) {
     }
     if ((await sha256Hex(raw)) !== options.manifestSha256) {
       throw new TableError(`${path}: SHA-256 differs from the one expected (manifestSha256): not the tables asked for`);
+    }
+  }
+  // Pinned to the published manifest itself (e.g. results/…-manifest.json):
+  // a copy damaged in any way, checksums recomputed or not, is refused whole.
+  if (options.against !== undefined) {
+    const a = options.against;
+    const want = typeof a === "string" ? new TextEncoder().encode(a) : a instanceof ArrayBuffer ? new Uint8Array(a) : a;
+    if (!(want instanceof Uint8Array)) throw new ChompTablesError("openTables: against must be the published manifest's bytes (Uint8Array, ArrayBuffer) or text");
+    if (want.length !== raw.length || want.some((b, i) => b !== raw[i])) {
+      throw new TableError(`${path}: differs from the published manifest (against): these are not the published tables (refused whole)`);
     }
   }
   const manifest = await parseManifest(raw, path);

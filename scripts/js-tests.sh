@@ -50,3 +50,29 @@ if [ -n "${CI:-}" ] && [ "${skipped:-0}" != 0 ]; then
   echo "FAILED: $skipped JavaScript tests skipped in CI" >&2
   exit 1
 fi
+
+# The package as a front end installs it: from a project outside the
+# repository, by folder (npm links it, installing none of its dev
+# dependencies) and by a packed tarball, then imported by its name.
+cd ..
+root=$PWD
+front="$work/front-end"
+for how in folder tarball; do
+  rm -rf "$front" && mkdir -p "$front"
+  (cd "$front" && npm init -y >/dev/null)
+  if [ "$how" = folder ]; then
+    (cd "$front" && npm install --no-audit --no-fund --loglevel=error "$root/js")
+  else
+    tgz=$(cd js && npm pack --silent --pack-destination "$work")
+    (cd "$front" && npm install --no-audit --no-fund --loglevel=error --offline "$work/$tgz")
+  fi
+  # --preserve-symlinks: the linked folder resolves its imports from the front
+  # end's node_modules, as on a machine where js/ has no node_modules of its own.
+  (cd "$front" && node --preserve-symlinks --input-type=module -e "
+    import { openTables } from 'chomp-tables';
+    const t = await openTables(process.argv[1]);
+    const a = await t.query('5 3 1');
+    if (a.outcome !== 'win') throw new Error('5 3 1: ' + JSON.stringify(a));
+    console.log('js-tests: chomp-tables installed from a ' + process.argv[2] + ' outside the repository: 5 3 1 is a ' + a.outcome);
+  " "$work/f3" "$how")
+done

@@ -123,3 +123,16 @@ test("manifestSha256 pins the manifest: the right digest opens, any other is ref
   await assert.rejects(openTables(dir, { manifestSha256: other }), (e) => e.name === "TableError" && /manifest\.json: SHA-256 differs/.test(e.message));
   await assert.rejects(openTables(dir, { manifestSha256: "ABC" }), /64 lowercase hex/);
 });
+
+test("against pins the published manifest: the same bytes open, any other manifest is refused whole", { skip: NEEDS_TABLES }, async () => {
+  const { readFileSync } = await import("node:fs");
+  const dir = tables("f3");
+  const published = readFileSync(`${dir}/manifest.json`);
+  const t = await openTables(dir, { against: published });
+  assert.equal((await t.query("3 2 1")).outcome, "win");
+  assert.equal((await (await openTables(dir, { against: published.toString("utf8") })).query("3 2 1")).outcome, "win");
+  const other = Buffer.from(published);
+  other[other.length - 2] ^= 1;
+  await assert.rejects(openTables(dir, { against: other }), (e) => e.name === "TableError" && /not the published tables/.test(e.message));
+  await assert.rejects(openTables(dir, { against: 42 }), /against must be/);
+});

@@ -367,6 +367,20 @@ class DamageTest(unittest.TestCase):
             chomp_tables.open(self.dir)
         self.assertIn("no manifest.json", str(ctx.exception))
 
+    def test_pinned_to_the_published_manifest(self):
+        published = os.path.join(BOX, "manifest.json")
+        t = chomp_tables.open(self.dir, against=published)
+        self.assertEqual(t.query("3 2 1"), chomp_tables.open(BOX).query("3 2 1"))
+        # Another manifest, however valid, is not the published one: refused whole.
+        other = os.path.join(self.tmp, "other.json")
+        with open(published, "rb") as f:
+            raw = f.read()
+        with open(other, "wb") as f:
+            f.write(raw.replace(b"0", b"1", 1))
+        with self.assertRaises(TableError) as ctx:
+            chomp_tables.open(self.dir, against=other)
+        self.assertIn("not the published tables", str(ctx.exception))
+
     def test_sha256_is_what_the_manifest_lists(self):
         t = chomp_tables.open(self.dir)
         entry = t.manifest["files"]["losses/L0006.cht"]

@@ -45,6 +45,15 @@ pub enum ProbeError {
     /// The manifest is missing or damaged.
     #[error("{0}")]
     Manifest(#[from] ManifestError),
+    /// The directory's manifest is not the pinned (published) one
+    /// ([`Tables::open_against`]): no answer is given from it.
+    #[error("{dir}: manifest.json differs from the published manifest {against}: these are not the published tables (refused whole; `chomp verify --tables {dir} --against {against}` names the files that differ)")]
+    NotPublished {
+        /// The table directory.
+        dir: String,
+        /// The published manifest it was pinned to.
+        against: String,
+    },
     /// The tables contradict the rules of the game at a position: they are
     /// damaged (every checksum may still hold), and no answer is given.
     #[error("{dir}: damaged tables: {what}")]
@@ -94,6 +103,28 @@ impl Tables {
     pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> Result<Self, ProbeError> {
         let manifest = TableDir::new(dir).read_manifest()?;
         Self::with_manifest(dir, manifest, cache_bytes)
+    }
+
+    /// Like [`Tables::open_with_cache`], pinned to a published manifest:
+    /// the directory's `manifest.json` must equal the file `against` (e.g.
+    /// `results/frontier-140-manifest.json`) byte for byte, else the
+    /// directory is refused whole ([`ProbeError::NotPublished`]). Every byte
+    /// an answer reads is then checked against that manifest's digests (as
+    /// always), so every answer comes from the published bytes: a copy
+    /// damaged consistently (a loss moved, every checksum recomputed) is
+    /// refused at opening instead of answering some positions wrongly.
+    ///
+    /// # Errors
+    /// [`ProbeError`] when either manifest is missing or invalid, or they differ.
+    pub fn open_against(dir: &Path, against: &Path, cache_bytes: usize) -> Result<Self, ProbeError> {
+        let published = Manifest::read_file(against)?;
+        let want = std::fs::read(against).map_err(|e| TableError::io(against, e))?;
+        let held_path = TableDir::new(dir).manifest_path();
+        let held = std::fs::read(&held_path).map_err(|e| TableError::io(&held_path, e))?;
+        if held != want {
+            return Err(ProbeError::NotPublished { dir: dir.display().to_string(), against: against.display().to_string() });
+        }
+        Self::with_manifest(dir, published, cache_bytes)
     }
 
     /// The tables of directory `dir` as `manifest` lists them (a run's own,

@@ -134,3 +134,48 @@ fn verify_full_proves_the_levels_and_finds_consistent_damage() {
     let out = chomp(&["verify", "--tables", moved.to_str().unwrap(), "--full", "--samples", "0", "--max-memory", "12K"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("FAIL level 33: "));
 }
+
+/// The positions of levels `from..` that `damaged` answers without an error
+/// but otherwise than `good` does.
+fn wrong_answers(good: &Tables, damaged: &Tables, from: u32) -> Vec<Position> {
+    let mut wrong = Vec::new();
+    for n in from..=good.manifest().levels_complete {
+        for rank in 0..good.ranking().size(n) {
+            let p = good.ranking().unrank(n, rank).unwrap();
+            if let Ok(a) = damaged.answer(&p) {
+                if serde_json::to_string(&a).unwrap() != serde_json::to_string(&good.answer(&p).unwrap()).unwrap() {
+                    wrong.push(p);
+                }
+            }
+        }
+    }
+    wrong
+}
+
+#[test]
+fn a_reader_pinned_to_the_published_manifest_refuses_a_consistently_damaged_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (published, dir) = (tmp.path().join("published"), tmp.path().join("t"));
+    chomp_solve(&published, &["--max-tiles", "36", "--grundy-max-tiles", "30", "--quiet"]);
+    damaged_run(&dir, 34);
+    let pin = published.join("manifest.json");
+    // Unpinned, the copy answers some parents of the moved loss wrongly, plausibly.
+    let wrong = wrong_answers(&Tables::open(&published).unwrap(), &Tables::open(&dir).unwrap(), 35);
+    assert!(!wrong.is_empty(), "the damage shows in no parent's answer: the test damages nothing");
+    // Pinned, every one of them is refused (the directory is refused whole).
+    for p in &wrong {
+        let out = chomp(&["query", &p.to_string(), "--tables", dir.to_str().unwrap(), "--against", pin.to_str().unwrap(), "--json"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.code() == Some(1) && out.stdout.is_empty(), "{p}: {err}");
+        assert!(err.contains("not the published tables") && err.trim().lines().count() == 1, "{p}: {err}");
+    }
+    assert!(matches!(Tables::open_against(&dir, &pin, 1 << 20), Err(ProbeError::NotPublished { .. })));
+    // The published directory pinned to its own manifest answers as unpinned.
+    let pinned = Tables::open_against(&published, &pin, 1 << 20).unwrap();
+    let plain = Tables::open(&published).unwrap();
+    for p in wrong.iter().take(20) {
+        assert_eq!(serde_json::to_string(&pinned.answer(p).unwrap()).unwrap(), serde_json::to_string(&plain.answer(p).unwrap()).unwrap());
+    }
+    let out = chomp(&["query", &wrong[0].to_string(), "--tables", published.to_str().unwrap(), "--against", pin.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -688,6 +688,21 @@ fn refuses_a_table_damaged_consistently() {
             assert!(err.contains("damaged tables") && err.contains(&format!("L{n:04}.cht")), "level {n}, {pos}: {err}");
         }
     }
+    // Pinned to the published manifest, the damaged copy is refused whole
+    // (any position, e.g. a parent it would answer wrongly); the published
+    // directory pinned to its own manifest answers.
+    let published = tmp.path().join("published");
+    chomp_solve(&published, &["--max-tiles", "36", "--grundy-max-tiles", "30", "--quiet"]);
+    let pin = published.join("manifest.json");
+    for (dir, pos) in [(tmp.path().join("t34"), "3 3 3 3 3 3 3 3 3 3 3 3 1 1"), (tmp.path().join("t27"), "5 4 3 2 1")] {
+        let out = python(&["query", pos, "--tables", dir.to_str().unwrap(), "--against", pin.to_str().unwrap(), "--json"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && out.stdout.is_empty() && err.trim().lines().count() == 1, "{err}");
+        assert!(err.contains("not the published tables"), "{err}");
+    }
+    let out = python(&["query", "5 4 3 2 1", "--tables", published.to_str().unwrap(), "--against", pin.to_str().unwrap(), "--json"]);
+    let want = chomp(&["query", "5 4 3 2 1", "--tables", published.to_str().unwrap(), "--json"]);
+    assert!(out.status.success() && out.stdout == want.stdout, "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// Format 3 (FORMAT.md section 17): a flipped byte in the head, the index

@@ -427,3 +427,21 @@ fn table_files_are_pooled_and_a_low_descriptor_limit_lowers_the_cap() {
     assert!(err.contains("ulimit -n is 300: serving at most 108 connections at once"), "{err}");
     assert!(err.matches("accept:").count() <= 2, "{err}");
 }
+
+#[test]
+fn a_server_pinned_to_published_manifests_refuses_a_damaged_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (published, dir) = (tmp.path().join("published"), tmp.path().join("t"));
+    crate::common::chomp_solve(&published, &["--max-tiles", "36", "--grundy-max-tiles", "30", "--quiet"]);
+    crate::damage::damaged_run(&dir, 34);
+    let pin = published.join("manifest.json");
+    let (d, p) = (dir.to_str().unwrap(), pin.to_str().unwrap());
+    assert_error_exit(&["serve", "--tables", d, "--against", p, "--addr", "127.0.0.1:0"], "not the published tables");
+    assert_error_exit(
+        &["serve", "--tables", d, "--tables", BOX, "--against", p, "--addr", "127.0.0.1:0"],
+        "one published manifest per --tables",
+    );
+    let server = Server::start(&["--tables", published.to_str().unwrap(), "--against", p]);
+    let (status, body) = server.get("/v1/tables");
+    assert!(status == 200 && body.contains("\"pinned\":true"), "{body}");
+}

@@ -31,8 +31,13 @@ __all__ = [
 ]
 
 
-def open(directory, cache_bytes=DEFAULT_CACHE_BYTES):  # noqa: A001 (the package's entry point, as in the brief)
+def open(directory, cache_bytes=DEFAULT_CACHE_BYTES, against=None):  # noqa: A001 (the package's entry point, as in the brief)
     """Opens a table directory: reads and checks its manifest; levels load on
     first use. Format 3 tables are read a block at a time, decoded blocks
-    kept in a cache of at most `cache_bytes` (least recently used first out)."""
-    return Tables(directory, cache_bytes=cache_bytes)
+    kept in a cache of at most `cache_bytes` (least recently used first out).
+
+    `against`: the path of a published manifest (e.g.
+    results/frontier-140-manifest.json). The directory's manifest.json must
+    equal it byte for byte, else TableError: every answer then comes from the
+    published bytes, and a copy damaged in any way is refused whole."""
+    return Tables(directory, cache_bytes=cache_bytes, against=against)

@@ -85,9 +85,11 @@ def main(argv=None):
     q.add_argument("position", help='row lengths, top row first: "3 2 1" or "3,2,1"')
     q.add_argument("--tables", required=True, metavar="DIR", help="the table directory")
     q.add_argument("--json", action="store_true", help="print the JSON of `chomp query --json`")
+    q.add_argument("--against", metavar="MANIFEST", help="answer only if DIR's manifest.json equals this published manifest")
     b = sub.add_parser("batch", help="one position per line of FILE ('-': stdin), one JSON answer per line")
     b.add_argument("file", metavar="FILE")
     b.add_argument("--tables", required=True, metavar="DIR", help="the table directory")
+    b.add_argument("--against", metavar="MANIFEST", help="answer only if DIR's manifest.json equals this published manifest")
     d = sub.add_parser("dump", help="check one table file and print its header and contents as JSON")
     d.add_argument("table_file", metavar="TABLE_FILE")
     args = ap.parse_args(argv)
@@ -95,7 +97,7 @@ def main(argv=None):
         if args.command == "dump":
             print(_compact(dump(args.table_file)))
             return 0
-        tables = Tables(args.tables)
+        tables = Tables(args.tables, against=args.against)
         if args.command == "query":
             answer = tables.query(args.position)
             print(_compact(answer) if args.json else _human(answer))

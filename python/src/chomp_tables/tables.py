@@ -111,7 +111,7 @@ class Tables:
     them. A query at level n reads level n and the levels its children fall
     on, nothing else."""
 
-    def __init__(self, directory, cache_bytes=DEFAULT_CACHE_BYTES):
+    def __init__(self, directory, cache_bytes=DEFAULT_CACHE_BYTES, against=None):
         self.dir = os.fspath(directory)
         path = os.path.join(self.dir, "manifest.json")
         self.manifest_path = path
@@ -128,6 +128,19 @@ class Tables:
             raise TableError("%s: %s" % (self.dir, why)) from None
         except OSError as e:
             raise TableError("%s: %s" % (path, e.strerror or e)) from None
+        if against is not None:
+            # Pinned: the directory's manifest must be the published one, byte
+            # for byte; every byte read is then checked against it.
+            try:
+                with open(os.fspath(against), "rb") as f:
+                    published = f.read()
+            except OSError as e:
+                raise TableError("%s: %s" % (os.fspath(against), e.strerror or e)) from None
+            if raw != published:
+                raise TableError(
+                    "%s: manifest.json differs from the published manifest %s: these are not the published tables (refused whole)"
+                    % (self.dir, os.fspath(against))
+                )
         m = parse_manifest(raw, path)
         #: The parsed manifest (a dict in the file's key order).
         self.manifest = m

@@ -80,6 +80,11 @@ pub enum Command {
         /// Print JSON: position, tiles, outcome, grundy, grundy_normal, winning_moves, moves.
         #[arg(long)]
         json: bool,
+        /// Answer only if the directory is the published one: its manifest.json must equal
+        /// this published manifest byte for byte (e.g. results/frontier-140-manifest.json),
+        /// every byte read being checked against it; a copy damaged in any way is refused whole.
+        #[arg(long, value_name = "MANIFEST")]
+        against: Option<PathBuf>,
     },
     /// Rewrite a table directory (format 1, 2 or 3) in format 3, block-addressable tables:
     /// every source file is checked on the way, the output equals what a format-3 run of
@@ -417,6 +422,12 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         /// Answers computed at once (default: one per core); further requests wait their turn, first come first served.
         #[arg(long, value_name = "N")]
         workers: Option<usize>,
+        /// Serve a directory only if it is the published one: one published manifest per
+        /// --tables, in the same order, each equal byte for byte to its directory's
+        /// manifest.json (else the server does not start). Every answer then comes from the
+        /// published bytes.
+        #[arg(long, value_name = "MANIFEST")]
+        against: Vec<PathBuf>,
     },
     /// n-dimensional Chomp in a box d1 x ... x dk: positions, losses, winning first moves, tables.
     Nd(crate::nd::NdArgs),

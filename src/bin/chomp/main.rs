@@ -122,7 +122,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
             let out = out.unwrap_or_else(|| file.out.clone());
             solve::solve(&file.plan(), out, &run, comm)
         }
-        Command::Query { position, tables, json } => read::query(&position, &tables, json),
+        Command::Query { position, tables, json, against } => read::query(&position, &tables, json, against.as_deref()),
         Command::Convert { tables, out, quiet } => read::convert(&tables, &out, quiet),
         Command::Site { tables, out, mirror, pack, force, quiet } => site::site(&tables, &out, mirror.as_deref(), pack, force, quiet),
         Command::Fetch { manifest, from, out, jobs, idle_timeout, retries, quiet } => {
@@ -159,7 +159,18 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         Command::Match { tables, games, seed, min_side, max_rows, max_cols } => {
             play::tournament(&tables, games, seed, min_side, max_rows, max_cols)
         }
-        Command::Serve { tables, addr, max_connections, idle_timeout, request_timeout, write_timeout, lazy, cache_mib, workers } => {
+        Command::Serve {
+            tables,
+            addr,
+            max_connections,
+            idle_timeout,
+            request_timeout,
+            write_timeout,
+            lazy,
+            cache_mib,
+            workers,
+            against,
+        } => {
             let cache_bytes = cache_mib.saturating_mul(1 << 20);
             // One per core: an answer is computed on the runtime thread that read its request.
             let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -173,6 +184,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
                 lazy,
                 cache_bytes,
                 workers,
+                against,
             })
         }
         Command::Nd(args) => print_nd(nd::nd(&args)),

@@ -24,9 +24,13 @@ fn plural(n: u32, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
-pub fn query(position: &str, dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
+pub fn query(position: &str, dir: &Path, json: bool, against: Option<&Path>) -> anyhow::Result<ExitCode> {
     let p: Position = position.parse().with_context(|| format!("invalid position {position:?}"))?;
-    let answer = open(dir)?.answer(&p)?;
+    let tables = match against {
+        Some(pinned) => Tables::open_against(dir, pinned, chomp_tables::read::DEFAULT_CACHE_BYTES)?,
+        None => open(dir)?,
+    };
+    let answer = tables.answer(&p)?;
     if json {
         println!("{}", serde_json::to_string(&answer).expect("plain data"));
     } else {

@@ -15,16 +15,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The page as `chomp serve` shows it, marked as a static site: app.js then
-/// takes its answers from site.js, and the import map lets the reader import
-/// zstd by the package's name.
+/// takes its answers from site.js (the reader imports its zstd decoder from
+/// vendor/ by relative path).
 fn index_html() -> String {
     let page = include_str!("page/index.html");
-    let marked = page.replacen("<html lang=\"en\">", "<html lang=\"en\" data-site=\"static\">", 1).replacen(
-        "</head>",
-        "<script type=\"importmap\">{\"imports\": {\"fzstd\": \"./fzstd.js\"}}</script>\n</head>",
-        1,
-    );
-    assert!(marked.contains("data-site=\"static\"") && marked.contains("importmap"), "page/index.html lost the marks site.rs edits");
+    let marked = page.replacen("<html lang=\"en\">", "<html lang=\"en\" data-site=\"static\">", 1);
+    assert!(marked.contains("data-site=\"static\""), "page/index.html lost the mark site.rs edits");
     marked
 }
 
@@ -37,8 +33,8 @@ fn assets() -> Vec<(&'static str, String)> {
         ("style.css", include_str!("page/style.css").to_string()),
         ("favicon.svg", include_str!("page/favicon.svg").to_string()),
         ("chomp-tables.js", include_str!("../../../js/chomp-tables.js").to_string()),
-        ("fzstd.js", include_str!("../../../js/vendor/fzstd.js").to_string()),
-        ("LICENSE-fzstd", include_str!("../../../js/vendor/LICENSE-fzstd").to_string()),
+        ("vendor/fzstd.js", include_str!("../../../js/vendor/fzstd.js").to_string()),
+        ("vendor/LICENSE-fzstd", include_str!("../../../js/vendor/LICENSE-fzstd").to_string()),
     ]
 }
 
@@ -152,7 +148,11 @@ pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, pack: bool, forc
 /// Writes the site's files into `staging`; returns the table bytes copied.
 fn write_site(staging: &Path, sources: &[Source], mirror: Option<&str>, pack: bool, quiet: bool) -> anyhow::Result<u64> {
     for (name, text) in assets() {
-        write_atomic(&staging.join(name), text.as_bytes())?;
+        let path = staging.join(name);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        write_atomic(&path, text.as_bytes())?;
     }
     let mut listed = Vec::new();
     let mut copied = 0u64;
@@ -227,7 +227,7 @@ mod tests {
         let page = index_html();
         assert!(page.starts_with("<!doctype html>"));
         assert_eq!(page.matches("data-site=\"static\"").count(), 1);
-        assert!(page.contains("\"fzstd\": \"./fzstd.js\""));
+        assert!(!page.contains("importmap"), "the reader imports its decoder by relative path");
         // Relative addresses: the site may live under a path of its host.
         assert!(!page.contains("href=\"/") && !page.contains("src=\"/"));
     }

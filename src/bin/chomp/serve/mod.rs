@@ -52,6 +52,8 @@ pub struct Config {
     pub cache_bytes: usize,
     /// Answers computed at once.
     pub workers: usize,
+    /// Published manifests pinning the directories (none, or one per directory).
+    pub against: Vec<PathBuf>,
 }
 
 /// Largest request head (request line and headers), in bytes; also the
@@ -73,6 +75,8 @@ struct Source {
     /// `name` in error messages, which show no server path.
     roots: Vec<String>,
     tables: Tables,
+    /// Opened against a published manifest (`--against`).
+    pinned: bool,
 }
 
 /// The shared state: every table directory, opened at start.
@@ -241,6 +245,7 @@ async fn list(State(s): State<Shared>) -> Json<serde_json::Value> {
                 "tiles": m.universe.tiles,
                 "levels_complete": m.levels_complete,
                 "grundy_max_tiles": m.grundy_max_tiles.min(m.levels_complete),
+                "pinned": src.pinned,
             })
         })
         .collect();
@@ -349,14 +354,18 @@ fn layers(routes: Router, request_timeout: Duration) -> Router {
         )
 }
 
-/// Opens every directory, and unless `lazy` loads every level (formats 1
+/// Opens every directory (pinned to its published manifest where `against`
+/// names one), and unless `lazy` loads every level (formats 1
 /// and 2: losses and Grundy tables; format 3: the head of every table, the
 /// blocks then load on demand within `cache_bytes`).
-fn open_all(dirs: &[PathBuf], lazy: bool, cache_bytes: usize) -> anyhow::Result<Vec<Source>> {
+fn open_all(dirs: &[PathBuf], against: &[PathBuf], lazy: bool, cache_bytes: usize) -> anyhow::Result<Vec<Source>> {
     let mut out = Vec::new();
-    for dir in dirs {
+    for (i, dir) in dirs.iter().enumerate() {
         let t0 = Instant::now();
-        let tables = Tables::open_with_cache(dir, cache_bytes)?;
+        let tables = match against.get(i) {
+            Some(pinned) => Tables::open_against(dir, pinned, cache_bytes)?,
+            None => Tables::open_with_cache(dir, cache_bytes)?,
+        };
         if !lazy {
             let m = tables.manifest();
             for n in 1..=m.levels_complete {
@@ -386,7 +395,7 @@ fn open_all(dirs: &[PathBuf], lazy: bool, cache_bytes: usize) -> anyhow::Result<
             if lazy { " (lazy)" } else { " loaded" },
             t0.elapsed().as_secs_f64()
         );
-        out.push(Source { name, roots, tables });
+        out.push(Source { name, roots, tables, pinned: against.get(i).is_some() });
     }
     Ok(out)
 }
@@ -422,7 +431,14 @@ pub fn serve(mut cfg: Config) -> anyhow::Result<ExitCode> {
     listener.set_nonblocking(true)?;
     limit_send_buffer(&listener);
     cfg.max_connections = fit_descriptors(cfg.max_connections, cfg.tables.len())?;
-    let sources = open_all(&cfg.tables, cfg.lazy, cfg.cache_bytes)?;
+    if !cfg.against.is_empty() && cfg.against.len() != cfg.tables.len() {
+        bail!(
+            "--against: give one published manifest per --tables, in the same order ({} for {} directories)",
+            cfg.against.len(),
+            cfg.tables.len()
+        );
+    }
+    let sources = open_all(&cfg.tables, &cfg.against, cfg.lazy, cfg.cache_bytes)?;
     let connections = conn::Registry::new(cfg.max_connections);
     let state: Shared = Arc::new(Served { sources, compute: Semaphore::new(cfg.workers), connections });
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
