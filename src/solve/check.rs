@@ -44,7 +44,7 @@ pub(super) fn sample_size(size: u64, most: u64) -> u64 {
 
 /// Bytes of decoded blocks the check's reader caches: the small levels its
 /// children fall in most often stay cached.
-const CHECK_CACHE_BYTES: usize = 64 << 20;
+pub(super) const CHECK_CACHE_BYTES: usize = 64 << 20;
 
 /// Problems reported at most per level (the count is always given).
 const SHOWN: usize = 5;

@@ -6,6 +6,7 @@
 //! solving a small board on demand need (a 12×12 box takes milliseconds).
 
 use super::sieve::Frontier;
+use super::words::Progress;
 use super::Plan;
 use crate::cluster::Solo;
 use crate::game::{Position, Universe};
@@ -62,9 +63,18 @@ pub fn uses_word_sieve(universe: &Universe) -> bool {
 /// # Errors
 /// [`SolveError`] for an invalid universe or when memory cannot be mapped.
 pub fn solve_in_memory(universe: &Universe) -> Result<Solved, SolveError> {
+    solve_in_memory_watched(universe, &Progress::default())
+}
+
+/// [`solve_in_memory`], reporting how far it has gone in `progress`
+/// (positions decided, or the word sieve's place in its scan).
+///
+/// # Errors
+/// As [`solve_in_memory`].
+pub fn solve_in_memory_watched(universe: &Universe, progress: &Progress) -> Result<Solved, SolveError> {
     let ranking = Ranking::new(universe)?;
     if uses_word_sieve(universe) {
-        let losses = super::words::box_losses(&ranking, rayon::current_num_threads())?.ranks;
+        let losses = super::words::box_losses_watched(&ranking, rayon::current_num_threads(), progress)?.ranks;
         return Ok(Solved { ranking, losses });
     }
     let need = mark_bytes(&ranking);
@@ -74,22 +84,29 @@ pub fn solve_in_memory(universe: &Universe) -> Result<Solved, SolveError> {
             return Err(SolveError::TooLarge { need: h(need), available: h(available) });
         }
     }
-    let losses = level_losses(&ranking)?;
+    let total: u64 = (1..=ranking.max_tiles()).map(|n| ranking.size(n)).sum();
+    progress.total.store(total, std::sync::atomic::Ordering::Relaxed);
+    let mut done = 0;
+    let mut n = 0;
+    let losses = sieve_levels(&ranking, Frontier::new(&ranking, 0, &Solo, super::sieve::Holding::SOLO)?, |_| {
+        n += 1;
+        done += ranking.size(n);
+        progress.done.store(done, std::sync::atomic::Ordering::Relaxed);
+    })?;
     Ok(Solved { ranking, losses })
 }
 
-/// Every loss of a universe by the level sieve, in memory: `losses[n]`, the
-/// ranks of level `n` (`losses[0]` empty). A box's second epoch gets the
-/// losses of the first pushed again when it opens.
-///
-/// # Errors
-/// When the mark bits cannot be mapped.
+/// Every loss of a universe by the level sieve, in memory (the word
+/// sieve's tests compare with it).
+#[cfg(test)]
 pub(super) fn level_losses(ranking: &Ranking) -> std::io::Result<Vec<Vec<u64>>> {
     sieve_levels(ranking, Frontier::new(ranking, 0, &Solo, super::sieve::Holding::SOLO)?, |_| {})
 }
 
-/// [`level_losses`] from a `frontier` of no decided level, calling
-/// `after_level` once each level is sieved.
+/// Every loss of a universe by the level sieve, in memory: `losses[n]`,
+/// the ranks of level `n` (`losses[0]` empty), from a `frontier` of no
+/// decided level, calling `after_level` once each level is sieved. A box's
+/// second epoch gets the losses of the first pushed again when it opens.
 ///
 /// # Errors
 /// When the mark bits of a later epoch cannot be mapped.

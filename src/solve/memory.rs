@@ -91,7 +91,20 @@ pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &M
         _ => conjectured,
     };
     let new_losses = (share * 1.5 * size as f64) as u64;
-    sieve_bytes(ranking, n, hold) + new_losses * 16 + grundy_bytes(ranking, plan, n)
+    sieve_bytes(ranking, n, hold) + new_losses * 16 + grundy_bytes(ranking, plan, n) + check_bytes(ranking, plan, n) + BASE_BYTES
+}
+
+/// What a run holds besides its levels: the program, the threads' stacks
+/// and the allocator's pools (a run of 5 tiles peaks at 7.6 MiB).
+const BASE_BYTES: u64 = 8 << 20;
+
+/// The in-run check's cache of decoded blocks at level `n`: the decoded
+/// tables written so far (a byte per position of a Grundy level, two per
+/// loss), at most its bound.
+fn check_bytes(ranking: &Ranking, plan: &Plan, n: u32) -> u64 {
+    let decoded: u64 =
+        (1..n).map(|m| if m <= plan.grundy_max_tiles { ranking.size(m) } else { 0 } + 2 * expected_losses(ranking.size(m))).sum();
+    decoded.min(super::check::CHECK_CACHE_BYTES as u64)
 }
 
 /// Bytes the sieve holds while level `n` is pending: the word sieve's bit
@@ -170,7 +183,8 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hol
             seconds += (canonical * (n as u64 - 1)) as f64 / GRUNDY_LOOKUPS_PER_CORE / threads;
             disk += (positions as f64 * GRUNDY_TABLE_BYTES_PER_POSITION) as u64;
         }
-        let memory = sieve_bytes(ranking, n, hold) + losses * 16 + grundy_bytes(ranking, plan, n);
+        let memory =
+            sieve_bytes(ranking, n, hold) + losses * 16 + grundy_bytes(ranking, plan, n) + check_bytes(ranking, plan, n) + BASE_BYTES;
         out.push(LevelEstimate { tiles: n, positions, seconds, memory, disk });
     }
     out

@@ -22,5 +22,6 @@ pub use check::CHECK_SAMPLES;
 pub use driver::{run, run_on, Options, CHECKPOINT_SECONDS};
 pub use error::JobError;
 pub use events::{Event, LevelReport, ProcessWork};
-pub use in_memory::{solve_in_memory, uses_word_sieve, SolveError, Solved};
+pub use in_memory::{solve_in_memory, solve_in_memory_watched, uses_word_sieve, SolveError, Solved};
 pub use plan::{JobFile, Plan, TOOL_VERSION};
+pub use words::Progress;

@@ -168,20 +168,39 @@ const LEND_BELOW: u64 = 2;
 /// # Errors
 /// When the bit set cannot be mapped.
 pub fn box_losses(ranking: &Ranking, threads: usize) -> io::Result<BoxLosses> {
+    box_losses_watched(ranking, threads, &Progress::default())
+}
+
+/// How far a sieve in memory has gone: `done` of `total` (positions, or
+/// index slots of the word sieve), for progress lines.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Done so far.
+    pub done: AtomicU64,
+    /// Of this many.
+    pub total: AtomicU64,
+}
+
+/// [`box_losses`], reporting the scan's place in `progress`.
+///
+/// # Errors
+/// When the bit set cannot be mapped.
+pub fn box_losses_watched(ranking: &Ranking, threads: usize, progress: &Progress) -> io::Result<BoxLosses> {
     let u = ranking.universe();
     let bits = u.rows.expect("a box") + u.cols.expect("a box");
-    box_losses_with(ranking, threads, far_bit(bits), bits <= direct_bits())
+    box_losses_with(ranking, threads, far_bit(bits), bits <= direct_bits(), progress)
 }
 
 /// [`box_losses`] with the far stretches from bit `far` and a direct or compact index.
-fn box_losses_with(ranking: &Ranking, threads: usize, far: u32, direct: bool) -> io::Result<BoxLosses> {
+fn box_losses_with(ranking: &Ranking, threads: usize, far: u32, direct: bool, progress: &Progress) -> io::Result<BoxLosses> {
     let u = ranking.universe();
     let (r, c) = (u.rows.expect("a box"), u.cols.expect("a box"));
     let far = usable_far(far, r + c);
     let index = Index::new(r + c, c, direct);
     let set = MappedBits::anonymous(index.total)?;
     let helpers = threads.max(1) - 1;
-    let sieve = Sieve { index: &index, set: set.words(), one_writer: helpers <= 1, far };
+    progress.total.store(index.total, Ordering::Relaxed);
+    let sieve = Sieve { index: &index, set: set.words(), one_writer: helpers <= 1, far, progress };
     let shared = Shared::new(QUEUE.min(index.total as usize / 64 + 1024), helpers);
     let top = (r * c) as usize;
     // The helpers also rank the losses they take (off the scan's path).
@@ -395,6 +414,8 @@ struct Sieve<'a> {
     /// Whether one thread alone writes `set` (plain stores suffice).
     one_writer: bool,
     far: u32,
+    /// The scan's place, stored every 2^20 slots (off the hot path).
+    progress: &'a Progress,
 }
 
 impl Sieve<'_> {
@@ -440,6 +461,9 @@ impl Sieve<'_> {
         let lending = helpers > 0 && self.far > 8;
         let mut high = 0u64; // the high bits of the index looked at
         for k in 0..index.total.div_ceil(64) {
+            if k & 0x3FFF == 0 {
+                self.progress.done.store(k * 64, Ordering::Relaxed);
+            }
             let slot = (k & ring_mask) as usize;
             let far_word = &self.set[k as usize];
             let valid = index.valid(k);
@@ -821,7 +845,7 @@ mod tests {
             for &threads in threads {
                 for &far in fars {
                     for direct in [false, true] {
-                        let got = box_losses_with(&ranking, threads, far, direct).unwrap();
+                        let got = box_losses_with(&ranking, threads, far, direct, &Progress::default()).unwrap();
                         let at = format!("{r}x{c} box, {threads} threads, far stretches from bit {far}, direct {direct}");
                         assert_eq!(got.ranks, expected, "{at}");
                         if let Some(parents) = &parents {
@@ -845,7 +869,7 @@ mod tests {
             for threads in [3, 5, 8] {
                 for far in [7, 9] {
                     for direct in [false, true] {
-                        let got = box_losses_with(&ranking, threads, far, direct).unwrap();
+                        let got = box_losses_with(&ranking, threads, far, direct, &Progress::default()).unwrap();
                         assert_eq!(got.ranks, expected, "{r}x{c} box, {threads} threads, far from bit {far}, direct {direct}");
                     }
                 }

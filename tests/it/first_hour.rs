@@ -483,6 +483,17 @@ fn errors_name_what_is_wrong_and_paths_print_plainly() {
         assert!(line.contains("a file, not a directory"), "{line}");
     }
     assert_eq!(fs::read_to_string(&file).unwrap(), "x");
+    // A site's --tables that is a file or nothing: what it is, not an OS error.
+    let site = tmp.path().join("site");
+    let line =
+        assert_one_line_error(&chomp(&["site", "--tables", file.to_str().unwrap(), "--out", site.to_str().unwrap()]), "site --tables FILE");
+    assert!(line.contains("a file, not a table directory") && !line.contains("os error"), "{line}");
+    let none = tmp.path().join("none");
+    let line = assert_one_line_error(
+        &chomp(&["site", "--tables", none.to_str().unwrap(), "--out", site.to_str().unwrap()]),
+        "site --tables missing",
+    );
+    assert!(line.contains("no such directory") && !line.contains("os error") && !site.exists(), "{line}");
     let jobs = tmp.path().join("jobs");
     fs::create_dir_all(&jobs).unwrap();
     fs::write(jobs.join("j.toml"), "name = \"j\"\nout = \"../out/j\"\nmax_tiles = 6\n").unwrap();
@@ -501,4 +512,28 @@ fn help_points_to_documents_that_exist() {
         assert!(out.contains(doc), "chomp {cmd} --help does not point to {doc}:\n{out}");
         assert!(fs::read_to_string(root.join(doc)).unwrap().contains(section), "{doc} has no {section}");
     }
+}
+
+/// The dry run's peak memory is what the run then takes (within a quarter),
+/// Grundy values, the in-run check's cache and the program included.
+#[test]
+fn the_dry_runs_memory_estimate_is_the_runs_peak() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("t");
+    let job = ["solve", "--max-tiles", "80", "--grundy-max-tiles", "66", "--out", out.to_str().unwrap()];
+    let dry = chomp(&[&job[..], &["--dry-run"]].concat());
+    let text = String::from_utf8_lossy(&dry.stderr).into_owned() + &String::from_utf8_lossy(&dry.stdout);
+    let line = text.lines().find(|l| l.starts_with("estimate for")).unwrap_or_else(|| panic!("{text}"));
+    let mib: f64 = line
+        .split("peak memory ")
+        .nth(1)
+        .and_then(|s| s.split(" MiB").next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    let report = tmp.path().join("report.json");
+    let run = chomp(&[&job[..], &["--quiet", "--report-json", report.to_str().unwrap()]].concat());
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let r: serde_json::Value = serde_json::from_str(&fs::read_to_string(&report).unwrap()).unwrap();
+    let peak = r["processes"][0]["peak_kib"].as_f64().unwrap() / 1024.0;
+    assert!((0.8..=1.25).contains(&(mib / peak)), "estimated {mib} MiB, the run peaked at {peak:.1} MiB");
 }

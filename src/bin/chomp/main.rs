@@ -45,6 +45,7 @@ mod args;
 mod export;
 mod nd;
 mod play;
+mod progress;
 mod read;
 mod serve;
 mod site;

@@ -86,8 +86,6 @@ pub fn convert(src: &Path, out: &Path, quiet: bool) -> anyhow::Result<ExitCode> 
 
 pub fn fetch(manifest: &Path, from: &str, out: &Path, opts: &chomp_tables::fetch::FetchOptions, quiet: bool) -> anyhow::Result<ExitCode> {
     use chomp_tables::fetch::{self as get, Progress};
-    use std::io::IsTerminal;
-    use std::sync::atomic::Ordering;
     let t0 = Instant::now();
     // Ctrl-C ends the fetch at once and says what stays: the manifest is
     // not written, verified files keep their names, `.part` files resume.
@@ -97,37 +95,8 @@ pub fn fetch(manifest: &Path, from: &str, out: &Path, opts: &chomp_tables::fetch
         std::process::exit(130);
     });
     let progress = Progress::default();
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let result = std::thread::scope(|s| {
-        if !quiet {
-            s.spawn(|| {
-                let tty = std::io::stderr().is_terminal();
-                let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-                bar.set_style(
-                    indicatif::ProgressStyle::with_template(
-                        "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta}",
-                    )
-                    .expect("a valid template"),
-                );
-                let mut last_line = Instant::now();
-                while !done.load(Ordering::Relaxed) {
-                    let (d, t) = (progress.done.load(Ordering::Relaxed), progress.total.load(Ordering::Relaxed));
-                    if tty {
-                        bar.set_length(t);
-                        bar.set_position(d);
-                    } else if last_line.elapsed().as_secs() >= 10 && t > 0 {
-                        let rate = d as f64 / t0.elapsed().as_secs_f64().max(1e-3);
-                        eprintln!("fetched {d} of {t} bytes ({:.1} MB/s)", rate / 1e6);
-                        last_line = Instant::now();
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(200));
-                }
-                bar.finish_and_clear();
-            });
-        }
-        let r = get::fetch(manifest, from, out, opts, &progress);
-        done.store(true, Ordering::Relaxed);
-        r
+    let result = crate::progress::watch("fetched", crate::progress::Unit::Bytes, &progress.done, &progress.total, quiet, || {
+        get::fetch(manifest, from, out, opts, &progress)
     });
     let r = result?;
     println!(
@@ -193,7 +162,12 @@ pub fn openings(dir: Option<&Path>, rect: Option<(u32, u32)>, all: bool, out: Op
         (Some(dir), Some((r, c))) => vec![rect::rectangle_opening(&open(dir)?, r, c)?],
         (None, Some((r, c))) => {
             let universe = chomp_tables::Universe::boxed(r, c);
-            let solved = chomp_tables::solve::solve_in_memory(&universe).with_context(|| format!("solving the {r}x{c} box"))?;
+            let progress = chomp_tables::solve::Progress::default();
+            let label = format!("solving the {r}x{c} box");
+            let solved = crate::progress::watch(&label, crate::progress::Unit::Share, &progress.done, &progress.total, false, || {
+                chomp_tables::solve::solve_in_memory_watched(&universe, &progress)
+            })
+            .with_context(|| label.clone())?;
             if all {
                 solved.rectangle_openings()
             } else {

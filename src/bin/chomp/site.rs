@@ -103,6 +103,10 @@ pub fn site(dirs: &[PathBuf], out: &Path, mirror: Option<&str>, pack: bool, forc
     let mut sources = Vec::new();
     for dir in dirs {
         let path = dir.join(MANIFEST);
+        if !path.is_file() {
+            // Its one-line reason: a file, no such directory, no manifest.json.
+            Manifest::read(dir)?;
+        }
         let bytes = fs::read(&path).with_context(|| path.display().to_string())?;
         let text = String::from_utf8(bytes.clone()).map_err(|_| anyhow!("{}: not UTF-8", path.display()))?;
         let m = Manifest::parse(&path, &text)?;
