@@ -4,7 +4,8 @@
 # within seconds and a rerun resumes to the same bytes; processes started
 # with different jobs, options or tunables are refused within 90 s with one
 # line naming the difference; every gather in pieces of 64 KiB with the
-# collectives' order checked gives the same bytes. Every mpiexec runs under
+# collectives' order checked gives the same bytes; verify --full's proof on
+# 3 processes proves what one proves. Every mpiexec runs under
 # `timeout`.
 #
 # Usage: scripts/mpi-tests.sh   (needs mpich, libmpich-dev, libclang; see .ci/run)
@@ -171,6 +172,17 @@ if [ "$(digest "$T/pieces-4")" = "$(digest "$T/pieces-solo")" ] && [ "$largest" 
   ok "4 processes, pieces of 64 KiB (largest gather $largest bytes), order checked: identical to the single process"
 else
   bad "4 processes in pieces of 64 KiB: $(digest "$T/pieces-4") != $(digest "$T/pieces-solo") (largest gather $largest)"; tail -5 "$T/pieces-4.log"
+fi
+
+# 5. verify --full's proof split among 3 processes (order checked): every
+# level proven, one progress line each (process 0 reports). Damaged copies
+# on several processes: cluster::the_proof_on_several_processes_finds_what_one_finds.
+"$SOLO_BIN" solve --max-tiles 60 --grundy-max-tiles 40 --out "$T/proof" --quiet
+if CHOMP_CHECK_COLLECTIVES=1 RAYON_NUM_THREADS=1 "${MPIEXEC[@]}" -n 3 "$MPI_BIN" verify --tables "$T/proof" --full --samples 0 >"$T/proof.out" 2>"$T/proof.log" \
+  && grep -q "levels 1..=60 proven from the smaller ones" "$T/proof.out" && [ "$(grep -c '^proof: level' "$T/proof.log")" = 60 ]; then
+  ok "verify --full on 3 processes: levels 1..=60 proven"
+else
+  bad "verify --full on 3 processes"; cat "$T/proof.out"; tail -5 "$T/proof.log"
 fi
 
 echo "mpi tests: $pass passed, $fail failed"

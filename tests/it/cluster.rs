@@ -173,3 +173,32 @@ fn processes_started_with_another_memory_limit_are_refused_at_once() {
     }
     assert!(!out.exists(), "a refused job writes nothing");
 }
+
+/// `verify --full`'s proof on 2 and 3 processes (shares of the marks and of
+/// the Grundy values, the order of collectives checked): the same verdict
+/// as one process, on clean tables and on a consistently damaged copy.
+#[test]
+fn the_proof_on_several_processes_finds_what_one_finds() {
+    use chomp_tables::solve::prove::{prove, prove_on};
+    let tmp = tempfile::tempdir().unwrap();
+    let clean = tmp.path().join("clean");
+    run(&Plan::new(Universe::tiles(36), 30), &Options::new(&clean), |_| {}).unwrap();
+    let damaged = tmp.path().join("t");
+    let (lost, gained) = crate::damage::damaged_run(&damaged, 29);
+    // Two Grundy values swapped, the losses right: each process compares its share of the values.
+    let values = tmp.path().join("values");
+    run(&Plan::new(Universe::tiles(30), 30), &Options::new(&values), |_| {}).unwrap();
+    crate::damage::swap_two_values(&values, 26);
+    for processes in [2, 3] {
+        for (dir, windowed) in [(&clean, None), (&clean, Some(12 << 10)), (&damaged, None), (&values, None)] {
+            let want = prove(dir, windowed, |_| {});
+            let got = cluster(processes, 1, 4096).run(|comm| prove_on(dir, windowed, &Ordered::new(comm), |_| {}));
+            for (p, r) in got.into_iter().enumerate() {
+                assert_eq!(r.unwrap_or_else(|e| panic!("process {p}: {e}")), want, "{processes} processes, {dir:?}");
+            }
+        }
+    }
+    let err = prove(&damaged, None, |_| {}).unwrap_err();
+    assert!(err.starts_with("level 29: ") && (err.contains(&lost) || err.contains(&gained)), "{err}");
+    assert!(prove(&values, None, |_| {}).unwrap_err().starts_with("level 26: "));
+}

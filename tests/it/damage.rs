@@ -76,7 +76,7 @@ fn a_moved_loss_is_refused_by_the_probe_and_the_cli() {
 /// Swaps two different non-zero Grundy values of level `n` (a
 /// one-table-per-level directory) and recomputes every checksum: the losses
 /// stay right, the values do not.
-fn swap_two_values(dir: &Path, n: u32) -> String {
+pub fn swap_two_values(dir: &Path, n: u32) -> String {
     let mut m = Manifest::read(dir).unwrap();
     let t = TableDir::new(dir);
     let mut values = t.read_grundy_shard_values(&m, n, 0).unwrap();

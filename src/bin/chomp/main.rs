@@ -144,7 +144,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
                 bail!("--min-tiles {min_tiles} is above --max-tiles {max}: no level to sample");
             }
             let proof = full.then_some(read::Proof { max_memory });
-            read::verify(&tables, samples, seed, min_tiles..=max_tiles.unwrap_or(u32::MAX), allow_incomplete, proof)
+            read::verify(&tables, samples, seed, min_tiles..=max_tiles.unwrap_or(u32::MAX), allow_incomplete, proof, comm)
         }
         Command::Export(args) => export::export(&args),
         Command::Plot { openings: Some(csv), out, .. } => read::plot_openings(&csv, &out),

@@ -253,6 +253,9 @@ pub struct Proof {
     pub max_memory: Option<u64>,
 }
 
+/// Under MPI, process 0 checks and reports; with `--full` every process
+/// takes its share of the proof (process 0 says whether it starts: the
+/// checks found nothing).
 pub fn verify(
     dir: &Path,
     samples: u64,
@@ -260,13 +263,32 @@ pub fn verify(
     levels: RangeInclusive<u32>,
     allow_incomplete: bool,
     proof: Option<Proof>,
+    comm: &dyn chomp_tables::cluster::Comm,
 ) -> anyhow::Result<ExitCode> {
+    use chomp_tables::solve::prove::prove_on;
     let t0 = Instant::now();
-    let mut report = check::verify_with(dir, samples, seed, levels.clone(), false)?;
+    let several = comm.processes() > 1;
+    // Process 0's word to the others: whether the proof starts.
+    let start_proof = |go: bool| comm.all_gather(&[go as u8])[0] == [1];
+    if several && comm.process() != 0 {
+        if let Some(proof) = &proof {
+            if start_proof(false) {
+                // Process 0 reports the outcome, which every process shares.
+                let _ = prove_on(dir, proof.max_memory, comm, |_| {});
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let checked = check::verify_with(dir, samples, seed, levels.clone(), false);
+    if several && proof.is_some() {
+        // Tells the others whether the proof starts; if not, they stop, and the report below says why.
+        let _ = start_proof(checked.as_ref().is_ok_and(|r| r.failures.is_empty()));
+    }
+    let mut report = checked?;
     let mut proven = None;
     if let (Some(proof), true) = (&proof, report.failures.is_empty()) {
         let started = Instant::now();
-        let result = chomp_tables::solve::prove::prove(dir, proof.max_memory, |l| {
+        let result = prove_on(dir, proof.max_memory, comm, |l| {
             let values = if l.grundy { " and Grundy values" } else { "" };
             eprintln!(
                 "proof: level {:>3}/{}: {} positions, {} losses{values} as the smaller levels decide ({:.2} s)",
