@@ -168,6 +168,15 @@ pub fn box_counts<E>(
 /// # Errors
 /// [`ProbeError`] for tables that are not a complete box, or damaged tables.
 pub fn table_box_counts(t: &Tables) -> Result<Vec<BoxCount>, ProbeError> {
+    table_box_counts_with(t, |_| {})
+}
+
+/// [`table_box_counts`], calling `read(n)` once level `n`'s losses are read
+/// (for progress: the levels are read in order, the largest in the middle).
+///
+/// # Errors
+/// As [`table_box_counts`].
+pub fn table_box_counts_with(t: &Tables, mut read: impl FnMut(u32)) -> Result<Vec<BoxCount>, ProbeError> {
     let m = t.manifest();
     let (Some(rows), Some(cols)) = (m.universe.rows, m.universe.cols) else {
         return Err(ProbeError::NotABox { universe: m.universe.describe() });
@@ -175,7 +184,11 @@ pub fn table_box_counts(t: &Tables) -> Result<Vec<BoxCount>, ProbeError> {
     if m.levels_complete < rows * cols {
         return Err(ProbeError::MissingLevel { tiles: m.levels_complete + 1, complete: m.levels_complete });
     }
-    let levels = (1..=m.levels_complete).map(|n| t.level_losses(n).map(|l| (n, l.iter().collect())));
+    let levels = (1..=m.levels_complete).map(|n| {
+        let level = t.level_losses(n).map(|l| (n, l.iter().collect()));
+        read(n);
+        level
+    });
     box_counts(t.ranking(), rows, cols, levels)
 }
 

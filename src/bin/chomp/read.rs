@@ -181,7 +181,16 @@ pub fn openings(dir: Option<&Path>, rect: Option<(u32, u32)>, all: bool, out: Op
 
 /// `chomp boxes`: positions and losses of every box inside a box's tables.
 pub fn boxes(dir: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let counts = rect::table_box_counts(&open(dir)?)?;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let t = open(dir)?;
+    let ranking = t.ranking();
+    let top = t.manifest().levels_complete;
+    let (done, total) = (AtomicU64::new(0), AtomicU64::new((1..=top).map(|n| ranking.size(n)).sum()));
+    let counts = crate::progress::watch("reading the levels", crate::progress::Unit::Share, &done, &total, false, || {
+        rect::table_box_counts_with(&t, |n| {
+            done.fetch_add(ranking.size(n), Ordering::Relaxed);
+        })
+    })?;
     write_or_print(&rect::boxes_csv(&counts), out)
 }
 
