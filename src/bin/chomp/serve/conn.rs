@@ -239,6 +239,19 @@ impl<T> Guarded<T> {
 }
 
 impl<T: AsyncWrite + Unpin> Guarded<T> {
+    /// Records what a write of the socket did: progress, or a wait (an
+    /// error once it has lasted the write timeout).
+    fn wrote(&mut self, cx: &mut Context<'_>, r: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        match r {
+            Poll::Ready(Ok(n)) => {
+                self.progress();
+                Poll::Ready(Ok(n))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => self.waiting(cx).map(Err),
+        }
+    }
+
     /// Sends what is left of a rewritten answer.
     fn poll_pending(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while self.sent < self.pending.len() {
@@ -281,14 +294,8 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Guarded<T> {
                 _ => Poll::Ready(Ok(buf.len())),
             };
         }
-        match Pin::new(&mut this.io).poll_write(cx, buf) {
-            Poll::Ready(Ok(n)) => {
-                this.progress();
-                Poll::Ready(Ok(n))
-            }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => this.waiting(cx).map(Err),
-        }
+        let r = Pin::new(&mut this.io).poll_write(cx, buf);
+        this.wrote(cx, r)
     }
 
     fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
@@ -300,14 +307,8 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Guarded<T> {
                 return Pin::new(this).poll_write(cx, only);
             }
         }
-        match Pin::new(&mut this.io).poll_write_vectored(cx, bufs) {
-            Poll::Ready(Ok(n)) => {
-                this.progress();
-                Poll::Ready(Ok(n))
-            }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => this.waiting(cx).map(Err),
-        }
+        let r = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+        this.wrote(cx, r)
     }
 
     fn is_write_vectored(&self) -> bool {
