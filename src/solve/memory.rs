@@ -91,11 +91,13 @@ pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &M
         _ => conjectured,
     };
     let new_losses = (share * 1.5 * size as f64) as u64;
-    sieve_bytes(ranking, n, hold) + new_losses * 16 + grundy_bytes(ranking, plan, n) + check_bytes(ranking, plan, n) + BASE_BYTES
+    sieve_bytes(ranking, n, hold) + new_losses * 16 + grundy_bytes(ranking, plan, n)
 }
 
 /// What a run holds besides its levels: the program, the threads' stacks
-/// and the allocator's pools (a run of 5 tiles peaks at 7.6 MiB).
+/// and the allocator's pools (a run of 5 tiles peaks at 7.6 MiB). Counted,
+/// with [`check_bytes`], in the dry run's peak ([`preflight`]), not in what
+/// `--max-memory` bounds (the levels' data, [`estimate_level_bytes`]).
 const BASE_BYTES: u64 = 8 << 20;
 
 /// The in-run check's cache of decoded blocks at level `n`: the decoded
