@@ -537,3 +537,15 @@ fn the_dry_runs_memory_estimate_is_the_runs_peak() {
     let peak = r["processes"][0]["peak_kib"].as_f64().unwrap() / 1024.0;
     assert!((0.8..=1.25).contains(&(mib / peak)), "estimated {mib} MiB, the run peaked at {peak:.1} MiB");
 }
+
+/// A box solved in memory says how far it has gone, on standard error, while
+/// standard output carries the CSV alone.
+#[test]
+fn a_long_solve_in_memory_shows_its_progress() {
+    let out = Command::new(BIN).args(["openings", "--rows", "10", "--cols", "26"]).env("CHOMP_PROGRESS_SECONDS", "0.2").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().next(), Some("rows,cols,winning_moves"));
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("solving the 10x26 box: ")).collect();
+    assert!(!lines.is_empty() && lines.iter().all(|l| l.contains(" % after ")), "{err}");
+}

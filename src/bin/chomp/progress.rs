@@ -1,5 +1,6 @@
 //! Progress of long commands on standard error: a bar on a terminal, else
-//! a line every 10 s (logs of batch jobs stay short).
+//! a line every 10 s (logs of batch jobs stay short; `CHOMP_PROGRESS_SECONDS`
+//! sets another interval).
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -32,13 +33,16 @@ pub fn watch<T>(label: &str, unit: Unit, done: &AtomicU64, total: &AtomicU64, qu
             };
             bar.set_style(indicatif::ProgressStyle::with_template(template).expect("a valid template"));
             bar.set_message(label.to_string());
+            let every =
+                std::env::var("CHOMP_PROGRESS_SECONDS").ok().and_then(|s| s.parse::<f64>().ok()).filter(|s| *s > 0.0).unwrap_or(10.0);
+            let every = Duration::from_secs_f64(every);
             let mut last_line = Instant::now();
             while !finished.load(Ordering::Relaxed) {
                 let (d, t) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
                 if tty {
                     bar.set_length(t);
                     bar.set_position(d);
-                } else if last_line.elapsed() >= Duration::from_secs(10) && t > 0 {
+                } else if last_line.elapsed() >= every && t > 0 {
                     let secs = t0.elapsed().as_secs_f64().max(1e-3);
                     match unit {
                         Unit::Bytes => eprintln!("{label}: {d} of {t} bytes ({:.1} MB/s)", d as f64 / secs / 1e6),
