@@ -390,45 +390,7 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         A position is answered from the first directory holding its Grundy value, else the first covering it.\n\
         Logs go to standard error; set CHOMP_LOG=debug for one line per request. Stops on Ctrl-C or SIGTERM.\n\
         Every route, flag and limit: docs/server.md.")]
-    Serve {
-        /// A table directory to serve (repeat for several), e.g. --tables results/box-8x15 --tables results/losses-100.
-        #[arg(long, value_name = "DIR", required = true)]
-        tables: Vec<PathBuf>,
-        /// Address to listen on; port 0 picks a free port (the chosen address is printed).
-        #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
-        addr: String,
-        /// Most connections served at once. At the cap a newcomer takes the place of a
-        /// connection stalled or idle for a second or more (closed); one that finds
-        /// none within 5 s gets a 503. Lowered if `ulimit -n` leaves too few descriptors.
-        #[arg(long, value_name = "N", default_value_t = 512)]
-        max_connections: usize,
-        /// Seconds a connection may take to send a request's headers, or stay idle between requests.
-        #[arg(long, value_name = "SECS", default_value_t = 10)]
-        idle_timeout: u64,
-        /// Seconds a request may take to be answered (then 503).
-        #[arg(long, value_name = "SECS", default_value_t = 10)]
-        request_timeout: u64,
-        /// Seconds an answer may wait for a client that reads nothing (e.g. one sending
-        /// requests and never reading the answers) before its connection is closed.
-        #[arg(long, value_name = "SECS", default_value_t = 10)]
-        write_timeout: u64,
-        /// Do not load every level at start (levels then load on first use).
-        #[arg(long)]
-        lazy: bool,
-        /// Memory for decoded blocks of format-3 tables, per table directory, in MiB
-        /// (blocks not used lately are dropped first; GET /health reports the bytes held).
-        #[arg(long, value_name = "MIB", default_value_t = 256)]
-        cache_mib: usize,
-        /// Answers computed at once (default: one per core); further requests wait their turn, first come first served.
-        #[arg(long, value_name = "N")]
-        workers: Option<usize>,
-        /// Serve a directory only if it is the published one: one published manifest per
-        /// --tables, in the same order, each equal byte for byte to its directory's
-        /// manifest.json (else the server does not start). Every answer then comes from the
-        /// published bytes.
-        #[arg(long, value_name = "MANIFEST")]
-        against: Vec<PathBuf>,
-    },
+    Serve(ServeArgs),
     /// n-dimensional Chomp in a box d1 x ... x dk: positions, losses, winning first moves, tables.
     Nd(crate::nd::NdArgs),
     /// The divisor game on N (n-D Chomp in the box of N's exponents + 1): the numbers that win when named first.
@@ -485,4 +447,46 @@ fn parse_size(s: &str) -> Result<u64, String> {
         return Err(format!("{s:?} is not a positive size"));
     }
     Ok((v * mult as f64) as u64)
+}
+
+/// What `chomp serve` is asked for (docs/server.md).
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// A table directory to serve (repeat for several), e.g. --tables results/box-8x15 --tables results/losses-100.
+    #[arg(long, value_name = "DIR", required = true)]
+    pub tables: Vec<PathBuf>,
+    /// Address to listen on; port 0 picks a free port (the chosen address is printed).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    pub addr: String,
+    /// Most connections served at once. At the cap a newcomer takes the place of a
+    /// connection stalled or idle for a second or more (closed); one that finds
+    /// none within 5 s gets a 503. Lowered if `ulimit -n` leaves too few descriptors.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_connections: usize,
+    /// Seconds a connection may take to send a request's headers, or stay idle between requests.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub idle_timeout: u64,
+    /// Seconds a request may take to be answered (then 503).
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub request_timeout: u64,
+    /// Seconds an answer may wait for a client that reads nothing (e.g. one sending
+    /// requests and never reading the answers) before its connection is closed.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub write_timeout: u64,
+    /// Do not load every level at start (levels then load on first use).
+    #[arg(long)]
+    pub lazy: bool,
+    /// Memory for decoded blocks of format-3 tables, per table directory, in MiB
+    /// (blocks not used lately are dropped first; GET /health reports the bytes held).
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    pub cache_mib: usize,
+    /// Answers computed at once (default: one per core); further requests wait their turn, first come first served.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Serve a directory only if it is the published one: one published manifest per
+    /// --tables, in the same order, each equal byte for byte to its directory's
+    /// manifest.json (else the server does not start). Every answer then comes from the
+    /// published bytes.
+    #[arg(long, value_name = "MANIFEST")]
+    pub against: Vec<PathBuf>,
 }

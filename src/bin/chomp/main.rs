@@ -160,34 +160,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         Command::Match { tables, games, seed, min_side, max_rows, max_cols } => {
             play::tournament(&tables, games, seed, min_side, max_rows, max_cols)
         }
-        Command::Serve {
-            tables,
-            addr,
-            max_connections,
-            idle_timeout,
-            request_timeout,
-            write_timeout,
-            lazy,
-            cache_mib,
-            workers,
-            against,
-        } => {
-            let cache_bytes = cache_mib.saturating_mul(1 << 20);
-            // One per core: an answer is computed on the runtime thread that read its request.
-            let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            serve::serve(serve::Config {
-                tables,
-                addr,
-                max_connections,
-                idle_timeout,
-                request_timeout,
-                write_timeout,
-                lazy,
-                cache_bytes,
-                workers,
-                against,
-            })
-        }
+        Command::Serve(args) => serve::serve(args),
         Command::Nd(args) => print_nd(nd::nd(&args)),
         Command::Divisors(args) => print_nd(nd::divisors(&args)),
     }

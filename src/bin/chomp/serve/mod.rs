@@ -38,23 +38,7 @@ use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level as LogLevel;
 
-/// What `chomp serve` was asked for.
-pub struct Config {
-    pub tables: Vec<PathBuf>,
-    pub addr: String,
-    pub max_connections: usize,
-    pub idle_timeout: u64,
-    pub request_timeout: u64,
-    /// Seconds a write may wait for a client that reads nothing before the connection is closed.
-    pub write_timeout: u64,
-    pub lazy: bool,
-    /// Bound of each directory's cache of decoded blocks (format 3), in bytes.
-    pub cache_bytes: usize,
-    /// Answers computed at once.
-    pub workers: usize,
-    /// Published manifests pinning the directories (none, or one per directory).
-    pub against: Vec<PathBuf>,
-}
+pub use crate::args::ServeArgs as Config;
 
 /// Largest request head (request line and headers), in bytes; also the
 /// most hyper buffers of a connection's unsent answers.
@@ -423,7 +407,9 @@ pub fn serve(mut cfg: Config) -> anyhow::Result<ExitCode> {
     if cfg.max_connections == 0 {
         bail!("--max-connections must be at least 1");
     }
-    if cfg.workers == 0 {
+    // One per core by default: an answer is computed on the runtime thread that read its request.
+    let workers = cfg.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if workers == 0 {
         bail!("--workers must be at least 1");
     }
     // The address first: a busy port is reported before any table loads.
@@ -438,9 +424,9 @@ pub fn serve(mut cfg: Config) -> anyhow::Result<ExitCode> {
             cfg.tables.len()
         );
     }
-    let sources = open_all(&cfg.tables, &cfg.against, cfg.lazy, cfg.cache_bytes)?;
+    let sources = open_all(&cfg.tables, &cfg.against, cfg.lazy, cfg.cache_mib.saturating_mul(1 << 20))?;
     let connections = conn::Registry::new(cfg.max_connections);
-    let state: Shared = Arc::new(Served { sources, compute: Semaphore::new(cfg.workers), connections });
+    let state: Shared = Arc::new(Served { sources, compute: Semaphore::new(workers), connections });
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
     rt.block_on(run(cfg, state, listener))?;
     Ok(ExitCode::SUCCESS)
