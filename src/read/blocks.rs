@@ -358,13 +358,14 @@ impl BlockReader {
         }
         let rel = &TableDir::table_names(m, kind, tiles)[shard];
         let want = TableDir::expected_header(m, kind, tiles, shard);
-        let mut files = write(&self.files);
-        if let Some(f) = files.get(&key) {
-            return Ok(f.clone());
+        // Opened and its head checked outside the lock: other tables stay
+        // readable meanwhile. Of two threads opening one table, the first
+        // to insert it wins and the other's copy (and descriptor) is dropped.
+        let opened = Arc::new(BlockFile::open(&self.root, m, rel, &want)?);
+        let f = write(&self.files).entry(key).or_insert_with(|| opened.clone()).clone();
+        if !Arc::ptr_eq(&f, &opened) {
+            return Ok(f);
         }
-        let f = Arc::new(BlockFile::open(&self.root, m, rel, &want)?);
-        files.insert(key, f.clone());
-        drop(files);
         let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         open.push_back(f.clone());
         self.close_extra(&mut open);
