@@ -854,6 +854,10 @@ function checkShards(m, path) {
   checkInt(limit, "shard_positions", path);
   if (!(limit >= 1 && limit <= TWO32)) throw corrupt(path, `invalid manifest: shard_positions ${limit} is not in 1..=2^32`);
   const shards = m.shards;
+  // Absent, never empty, while no level is complete (FORMAT.md section 3).
+  if (Array.isArray(shards) && !shards.length) {
+    throw corrupt(path, "invalid manifest: shards is empty (the field is absent while no level is complete)");
+  }
   if (!Array.isArray(shards) || shards.length !== m.levels_complete) {
     throw corrupt(path, "invalid manifest: shards must list exactly levels_complete levels");
   }

@@ -140,6 +140,9 @@ const CASES = [
     m.checksum = checksum;
   }), "manifest.json", "not a plain relative name"],
   ["a manifest whose level size disagrees with the ranking", "dmg3", (d) => editManifest(d, (m) => (m.levels[8].positions += 1)), "manifest.json", "level 9 has 31 positions, the ranking counts 30"],
+  ["a manifest in shards with no level complete and an empty shard list (absent, never empty)", "dmg2", (d) => editManifest(d, (m) => {
+    Object.assign(m, { levels_complete: 0, complete: false, levels: [], shards: [], files: {} });
+  }), "manifest.json", "shards is empty"],
   ["a manifest whose shards do not tile a level", "dmg2", (d) => editManifest(d, (m) => (m.shards[8][0].positions -= 1)), "manifest.json", "shards do not add up to the level's positions"],
 ];
 

@@ -381,6 +381,33 @@ class DamageTest(unittest.TestCase):
             chomp_tables.open(self.dir, against=other)
         self.assertIn("not the published tables", str(ctx.exception))
 
+    def test_an_empty_shard_list_is_refused(self):
+        # A run in shards that has completed no level: "shards" is absent, never [].
+        import json
+        from chomp_tables.manifest import canonical_manifest
+
+        with open(os.path.join(BOX, "manifest.json")) as f:
+            box = json.load(f)
+        empty = os.path.join(self.tmp, "empty")
+        os.mkdir(empty)
+
+        def write(with_shards):
+            m = {k: box[k] for k in ("format", "format_version", "tool_version", "universe", "grundy_max_tiles")}
+            m.update({"shard_positions": 1 << 20, "levels_complete": 0, "complete": False, "levels": []})
+            if with_shards:
+                m["shards"] = []
+            m["files"] = {}
+            m["checksum"] = hashlib.sha256(canonical_manifest(m, "").encode()).hexdigest()
+            with open(os.path.join(empty, "manifest.json"), "w") as f:
+                f.write(canonical_manifest(m, m["checksum"]))
+
+        write(False)
+        self.assertEqual(chomp_tables.open(empty).manifest["levels_complete"], 0)
+        write(True)
+        with self.assertRaises(TableError) as ctx:
+            chomp_tables.open(empty)
+        self.assertIn("shards is empty", str(ctx.exception))
+
     def test_sha256_is_what_the_manifest_lists(self):
         t = chomp_tables.open(self.dir)
         entry = t.manifest["files"]["losses/L0006.cht"]

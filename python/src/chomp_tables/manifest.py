@@ -215,6 +215,9 @@ def check_shards(m, path):
     if not 1 <= limit <= 1 << 32:
         raise corrupt(path, "invalid manifest: shard_positions %d is not in 1..=2^32" % limit)
     shards = m["shards"]
+    if shards == []:
+        # Absent, never empty, while no level is complete (FORMAT.md section 3).
+        raise corrupt(path, "invalid manifest: shards is empty (the field is absent while no level is complete)")
     if not isinstance(shards, list) or len(shards) != m["levels_complete"]:
         raise corrupt(path, "invalid manifest: shards must list exactly levels_complete levels")
     for i, (level, ss) in enumerate(zip(m["levels"], shards)):
