@@ -175,6 +175,40 @@ fn published_boxes_agree_with_the_reference_and_with_each_other() {
     }
 }
 
+/// Every published box manifest (`box-RxC-manifest.json`) is a complete run
+/// of that box, valid (canonical, checksum), whose levels count every
+/// position of the box, and whose losses are `boxes.csv`'s row.
+#[test]
+fn published_box_manifests_agree_with_boxes_csv() {
+    let text = std::fs::read_to_string(results().join("boxes.csv")).unwrap();
+    let boxes: HashMap<(u32, u32), u64> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<u64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+            ((f[0] as u32, f[1] as u32), f[3])
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for entry in std::fs::read_dir(results()).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let Some(shape) = name.strip_prefix("box-").and_then(|n| n.strip_suffix("-manifest.json")) else { continue };
+        let (r, c) = shape.split_once('x').unwrap();
+        let (r, c): (u32, u32) = (r.parse().unwrap(), c.parse().unwrap());
+        let m = chomp_tables::store::Manifest::read_file(&results().join(&name)).unwrap();
+        assert_eq!((m.universe.rows, m.universe.cols, m.universe.tiles), (Some(r), Some(c), None), "{name}");
+        assert!(m.complete && m.levels_complete == r * c && m.levels.len() as u32 == r * c, "{name} is complete");
+        let positions: u64 = m.levels.iter().map(|l| l.positions).sum();
+        assert_eq!(Some(positions), chomp_tables::read::openings::binomial(r + c, r).map(|b| b - 1), "{name}: positions");
+        let losses: u64 = m.levels.iter().map(|l| l.losses).sum();
+        assert_eq!(Some(&losses), boxes.get(&(r, c)), "{name}: losses against boxes.csv");
+        seen.push((r, c));
+    }
+    let side = openings_square();
+    assert!(seen.contains(&(side, side)), "the largest square's manifest is published");
+    assert!(seen.contains(&(10, 42)) && seen.contains(&(11, 20)), "{seen:?}");
+}
+
 #[test]
 fn published_box_openings_follow_the_known_rules() {
     let side = openings_square();
