@@ -1,4 +1,4 @@
-"""Read chomp-tables directories (FORMAT.md, table format version 1).
+"""Read chomp-tables directories (FORMAT.md, table formats 1-3).
 
     import chomp_tables
     t = chomp_tables.open("results/box-8x15")

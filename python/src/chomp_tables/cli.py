@@ -78,7 +78,7 @@ def _batch_lines(name):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m chomp_tables", description="Read a chomp-tables directory (FORMAT.md, version 1).")
+    ap = argparse.ArgumentParser(prog="python -m chomp_tables", description="Read a chomp-tables directory (FORMAT.md, table formats 1-3).")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     q = sub.add_parser("query", help="outcome, Grundy value and moves of one position")
