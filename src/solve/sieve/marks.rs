@@ -125,15 +125,83 @@ impl MarkView<'_> {
     }
 }
 
-/// A mark in flight: the word, its second bits when counting moves
-/// ([`MarkView::twice`]), the bits to set and whether no other thread
-/// writes the word ([`MarkView::plain`]).
-pub(super) type Slot<'a> = (&'a AtomicU64, Option<&'a AtomicU64>, u64, bool);
+/// How a mark is written, a type parameter of the enumeration so that each
+/// mode is compiled apart: [`Plain`] sets one bit; [`Counting`] also sets
+/// the position's second bit when the first was set already
+/// ([`MarkView::twice`]). A plain run's ring slot carries no second word
+/// (24 bytes, not 32) and no test of one: the slot that carried an optional
+/// second word cost the plain sieve 2–4 % (bench/runs, count-moves.md).
+///
+/// Invariant, checked where a frontier picks the mode
+/// ([`Parents::check_mode`](super::parents::Parents::check_mode)): the
+/// levels carry second bits if and only if the mode is [`Counting`] (else
+/// a plain mode would drop the counts, or a counting one index bits that
+/// are not there).
+pub(super) trait Mode: Send + 'static {
+    /// Whether marks count (the held levels carry second bits).
+    const COUNTS: bool;
+    /// The second word of a mark in flight: none ([`Plain`]) or a reference.
+    type Twice<'a>: Copy + Send;
+    /// The second word of an empty slot of the ring.
+    fn none<'a>() -> Self::Twice<'a>;
+    /// The second word of word `k` of `level`.
+    fn twice<'a>(level: &MarkView<'a>, k: usize) -> Self::Twice<'a>;
+    /// Asks the CPU to bring the second word into the cache.
+    fn prefetch(twice: Self::Twice<'_>);
+    /// Writes a mark: `word |= mask`, and the count into `twice`.
+    fn write(word: &AtomicU64, twice: Self::Twice<'_>, mask: u64, plain: bool);
+}
+
+/// Marks that set one bit a position.
+pub(super) enum Plain {}
+
+/// Marks that count a position's winning moves (one, several).
+pub(super) enum Counting {}
+
+impl Mode for Plain {
+    const COUNTS: bool = false;
+    type Twice<'a> = ();
+    #[inline(always)]
+    fn none<'a>() -> Self::Twice<'a> {}
+    #[inline(always)]
+    fn twice<'a>(_: &MarkView<'a>, _: usize) -> Self::Twice<'a> {}
+    #[inline(always)]
+    fn prefetch(_: ()) {}
+    #[inline(always)]
+    fn write(word: &AtomicU64, _: (), mask: u64, plain: bool) {
+        or_word(word, mask, plain)
+    }
+}
+
+impl Mode for Counting {
+    const COUNTS: bool = true;
+    type Twice<'a> = &'a AtomicU64;
+    #[inline(always)]
+    fn none<'a>() -> &'a AtomicU64 {
+        &NOWHERE
+    }
+    #[inline(always)]
+    fn twice<'a>(level: &MarkView<'a>, k: usize) -> &'a AtomicU64 {
+        &level.twice[k]
+    }
+    #[inline(always)]
+    fn prefetch(twice: &AtomicU64) {
+        prefetch(twice)
+    }
+    #[inline(always)]
+    fn write(word: &AtomicU64, twice: &AtomicU64, mask: u64, plain: bool) {
+        count_word(word, twice, mask, plain)
+    }
+}
+
+/// A mark in flight: the word, its second word in mode `M`, the bits to
+/// set and whether no other thread writes the word ([`MarkView::plain`]).
+pub(super) type Slot<'a, M> = (&'a AtomicU64, <M as Mode>::Twice<'a>, u64, bool);
 
 /// Marks in flight: each word to mark is prefetched when queued and written
 /// `RING` marks later, so that the cache misses of the (random) marks overlap.
-pub(super) struct Marker<'a> {
-    pub(super) ring: [Slot<'a>; RING],
+pub(super) struct Marker<'a, M: Mode> {
+    pub(super) ring: [Slot<'a, M>; RING],
     pub(super) pos: usize,
     /// The thread whose view of the levels ([`Parents::views`]) the marks queued
     /// are in ([`UNBOUND`]: none yet).
@@ -146,26 +214,30 @@ pub(super) const RING: usize = 16;
 pub(super) const UNBOUND: usize = usize::MAX;
 pub(super) static NOWHERE: AtomicU64 = AtomicU64::new(0);
 
-impl<'a> Marker<'a> {
+impl<'a, M: Mode> Marker<'a, M> {
     pub(super) fn new(thread: usize) -> Self {
-        Marker { ring: [(&NOWHERE, None, 0, false); RING], pos: 0, thread, steps: 0 }
+        Marker { ring: [Self::empty(); RING], pos: 0, thread, steps: 0 }
+    }
+
+    /// A slot that writes nothing (mask 0).
+    #[inline(always)]
+    fn empty() -> Slot<'a, M> {
+        (&NOWHERE, M::none(), 0, false)
     }
 
     /// Queues `word |= mask` (and the count of `twice`, when counting).
     #[inline(always)]
-    pub(super) fn or(&mut self, word: &'a AtomicU64, twice: Option<&'a AtomicU64>, mask: u64, plain: bool) {
+    pub(super) fn or(&mut self, word: &'a AtomicU64, twice: M::Twice<'a>, mask: u64, plain: bool) {
         Self::queue(&mut self.ring, &mut self.pos, (word, twice, mask, plain));
     }
 
     /// Queues `slot` in slot `pos` of `ring`, writing the mark it held.
     #[inline(always)]
-    pub(super) fn queue(ring: &mut [Slot<'a>; RING], pos: &mut usize, slot: Slot<'a>) {
+    pub(super) fn queue(ring: &mut [Slot<'a, M>; RING], pos: &mut usize, slot: Slot<'a, M>) {
         prefetch(slot.0);
-        if let Some(t) = slot.1 {
-            prefetch(t);
-        }
-        let old = std::mem::replace(&mut ring[*pos % RING], slot);
-        or_word(old);
+        M::prefetch(slot.1);
+        let (word, twice, mask, plain) = std::mem::replace(&mut ring[*pos % RING], slot);
+        M::write(word, twice, mask, plain);
         *pos = (*pos + 1) % RING;
     }
 
@@ -173,7 +245,7 @@ impl<'a> Marker<'a> {
     #[inline(always)]
     pub(super) fn set_word(&mut self, level: &MarkView<'a>, i: u64) {
         let k = (i >> 6) as usize;
-        self.or(&level.words[k], level.twice.get(k), 1 << (i & 63), level.plain);
+        self.or(&level.words[k], M::twice(level, k), 1 << (i & 63), level.plain);
     }
 
     /// Queues setting bit `i` of `level` for each `(level, i)` (the ring's
@@ -186,7 +258,7 @@ impl<'a> Marker<'a> {
         let mut pos = self.pos;
         for (level, i) in marks {
             let k = (i >> 6) as usize;
-            Self::queue(&mut self.ring, &mut pos, (&level.words[k], level.twice.get(k), 1 << (i & 63), level.plain));
+            Self::queue(&mut self.ring, &mut pos, (&level.words[k], M::twice(level, k), 1 << (i & 63), level.plain));
         }
         self.pos = pos;
     }
@@ -194,25 +266,22 @@ impl<'a> Marker<'a> {
     /// Queues setting bits `start..end` of `level`.
     pub(super) fn set_range(&mut self, level: &MarkView<'a>, start: u64, end: u64) {
         if start < end {
-            for_words(start, end, |k, mask| self.or(&level.words[k as usize], level.twice.get(k as usize), mask, level.plain));
+            for_words(start, end, |k, mask| self.or(&level.words[k as usize], M::twice(level, k as usize), mask, level.plain));
         }
     }
 
     /// Writes every queued mark.
     pub(super) fn flush(&mut self) {
         for slot in &mut self.ring {
-            or_word(std::mem::replace(slot, (&NOWHERE, None, 0, false)));
+            let (word, twice, mask, plain) = std::mem::replace(slot, Self::empty());
+            M::write(word, twice, mask, plain);
         }
     }
 }
 
-/// Writes a mark: `word |= mask`, and when counting (`twice`), the bits of
-/// `mask` already set in `word` into `twice`.
+/// Writes a mark `word |= mask`.
 #[inline(always)]
-pub(super) fn or_word((word, twice, mask, plain): Slot<'_>) {
-    if let Some(twice) = twice {
-        return count_word(word, twice, mask, plain);
-    }
+fn or_word(word: &AtomicU64, mask: u64, plain: bool) {
     if plain {
         // No other thread writes these bits: a plain load and store, with
         // no branch (whether the bit is already set is a coin toss for the

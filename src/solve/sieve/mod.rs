@@ -31,7 +31,7 @@
 //! | `exchange.rs` | what travels between processes: the gathered loss sets, united by shares, and how gathered losses are pushed |
 //! | `scan.rs` | the scan of a level's unmarked positions |
 //! | `parents.rs` | the parent enumeration: every parent of a loss that this process owns, by runs, columns and new rows |
-//! | `marks.rs` | setting mark bits: per-thread views, the ring of prefetched marks, and the rule of plain (non-atomic) marks |
+//! | `marks.rs` | setting mark bits: per-thread views, the ring of prefetched marks, the rule of plain (non-atomic) marks, and the two marking modes ([`marks::Plain`], [`marks::Counting`]) |
 //! | `suffix.rs` | the ranking's contributions laid out by suffix |
 //!
 //! Words: a process **owns** the ranks of its share of a level (and a
@@ -48,6 +48,7 @@ mod suffix;
 mod tests;
 
 pub(crate) use marks::{for_words, prefetch};
+use marks::{Counting, Mode, Plain};
 
 use exchange::{all_gather_sets, unite_by_shares, Losses, Push};
 use parents::{Parents, PushScratch};
@@ -421,11 +422,30 @@ impl Frontier {
         kind: Losses,
         skip: std::ops::Range<u64>,
     ) {
+        if self.hold.count_moves {
+            self.push_losses_as::<Counting>(ranking, n, ranks, from, kind, skip)
+        } else {
+            self.push_losses_as::<Plain>(ranking, n, ranks, from, kind, skip)
+        }
+    }
+
+    /// [`Frontier::push_losses`] with marks of mode `M` (the run's).
+    #[allow(clippy::too_many_arguments)]
+    fn push_losses_as<M: Mode>(
+        &mut self,
+        ranking: &Ranking,
+        n: u32,
+        ranks: &(impl SortedRanks + ?Sized),
+        from: u32,
+        kind: Losses,
+        skip: std::ops::Range<u64>,
+    ) {
         if from > self.horizon {
             return;
         }
         let (dmin, dmax) = (from - n, self.horizon - n);
         let ctx = Parents::new(ranking, &self.by_suffix, &self.marks, &self.twice, &self.base, &self.copies);
+        ctx.check_mode::<M>();
         let top = self.top;
         // Tasks cut by rank (a compact set is not indexed by position):
         // TASK_LOSSES losses each on average, uneven ones stolen.
@@ -439,7 +459,7 @@ impl Frontier {
             (0..tasks)
                 .into_par_iter()
                 .fold(
-                    || (PushScratch::new(top), Vec::new()),
+                    || (PushScratch::<M>::new(top), Vec::new()),
                     |(mut scratch, mut rows), task| {
                         let (start, end) = ((task * width).min(size), ((task + 1) * width).min(size));
                         let first = spans.partition_point(|s| s.range.end <= start);
@@ -468,6 +488,15 @@ impl Frontier {
     /// every process's, and pushes each loss to the parents this process
     /// owns at every pending level. Every process ends with the same losses.
     pub fn sieve_level(&mut self, ranking: &Ranking, n: u32, comm: &dyn Comm) -> LevelLosses {
+        if self.hold.count_moves {
+            self.sieve_level_as::<Counting>(ranking, n, comm)
+        } else {
+            self.sieve_level_as::<Plain>(ranking, n, comm)
+        }
+    }
+
+    /// [`Frontier::sieve_level`] with marks of mode `M` (the run's).
+    fn sieve_level_as<M: Mode>(&mut self, ranking: &Ranking, n: u32, comm: &dyn Comm) -> LevelLosses {
         let sym = ranking.universe().is_symmetric();
         let (me, ranks) = (comm.process(), comm.processes());
         let mut marks = self.marks[n as usize].take().expect("level n is pending");
@@ -478,6 +507,7 @@ impl Frontier {
         let held = base..base + marks.len();
         let top = self.top;
         let ctx = Parents::new(ranking, &self.by_suffix, &self.marks, &self.twice, &self.base, &self.copies);
+        ctx.check_mode::<M>();
         let dmax = self.horizon - n;
         // Scan this process's range of the level for unmarked positions
         // (and, for a canonical loss with fewer rows than columns, add its
@@ -490,10 +520,10 @@ impl Frontier {
             spans.get(at).filter(|s| s.range.contains(&rank)).map(|s| s.sizes)
         };
         let shares = self.cuts.units(ranking, n, me);
-        let acc = on_worker(|| {
+        let (found, conjugates, scanned, counts) = on_worker(|| {
             shares
                 .par_iter()
-                .fold(Acc::new(top), |mut acc, prefix| {
+                .fold(Acc::<M>::new(top), |mut acc, prefix| {
                     let Acc { scratch, found, conjugates, scanned, conj } = &mut acc;
                     let mut scan = Unmarked {
                         ranking,
@@ -525,13 +555,13 @@ impl Frontier {
                     acc
                 })
                 .reduce(Acc::new(top), Acc::merge)
+                .into_parts()
         });
         drop(marks);
         // Every losing child of the level's positions has pushed them.
         let several = twice.map(|t| counts::several(ranking, n, &t, base, sym));
-        let Acc { scratch, found, conjugates, scanned, .. } = acc;
         self.enumerated += ctx.enumerated.load(Ordering::Relaxed);
-        self.pushed = add_counts(std::mem::take(&mut self.pushed), scratch.counts);
+        self.pushed = add_counts(std::mem::take(&mut self.pushed), counts);
         // The scanned losses, then their conjugates with 1, 2, … rows (none has 0).
         let mine: Vec<RoaringTreemap> = std::iter::once(found).chain(conjugates.into_iter().skip(1)).map(Found::finish).collect();
         // The level's losses: one union of the sets, which turns a container

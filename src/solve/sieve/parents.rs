@@ -2,7 +2,7 @@
 //! at every pending level at once (the addable-corner rule of the module
 //! documentation), marked through this thread's view.
 
-use super::marks::{MarkView, Marker, Workers, NOT_A_WORKER, UNBOUND};
+use super::marks::{MarkView, Marker, Mode, Workers, NOT_A_WORKER, UNBOUND};
 use super::suffix::BySuffix;
 use super::*;
 
@@ -50,8 +50,8 @@ pub(super) struct Parents<'a> {
 
 /// Per-task buffers of [`Parents::push_parents`] (kept to avoid allocating per
 /// loss) and the marks it pushed into each level.
-pub(super) struct PushScratch<'a> {
-    pub(super) marker: Marker<'a>,
+pub(super) struct PushScratch<'a, M: Mode> {
+    pub(super) marker: Marker<'a, M>,
     pub(super) suf: Vec<u32>,
     /// `pre[d]`: rank contribution of the rows above the current corner in a
     /// parent with `d` more tiles.
@@ -83,7 +83,7 @@ pub(super) struct GrowthsMemo {
 /// if any.
 pub(super) type TopRunGrowths = Option<(u32, u32, u32, u32)>;
 
-impl PushScratch<'_> {
+impl<M: Mode> PushScratch<'_, M> {
     pub(super) fn new(top: u32) -> Self {
         PushScratch {
             marker: Marker::new(UNBOUND),
@@ -286,8 +286,16 @@ impl<'a> Parents<'a> {
         spans
     }
 
+    /// Panics unless marks of mode `M` fit the levels held: second bits
+    /// beside every level's bits if and only if `M` counts ([`Mode`]).
+    pub(super) fn check_mode<M: Mode>(&self) {
+        for v in self.views.iter().flatten().filter(|v| !v.words.is_empty()) {
+            assert_eq!(v.twice.len() == v.words.len(), M::COUNTS, "marks that count moves if and only if the levels hold second bits");
+        }
+    }
+
     /// Writes the marks `marker` holds and counts the parents it enumerated.
-    pub(super) fn flush(&self, marker: &mut Marker<'a>) {
+    pub(super) fn flush<M: Mode>(&self, marker: &mut Marker<'a, M>) {
         marker.flush();
         self.enumerated.fetch_add(std::mem::take(&mut marker.steps), Ordering::Relaxed);
     }
@@ -305,7 +313,7 @@ impl<'a> Parents<'a> {
 
     /// Marks every parent of loss `l` (of `lt` tiles, rank `lrank`) of the
     /// sizes `sizes` (pending levels), counting the marks by level in `scratch`.
-    pub(super) fn push_parents(&self, l: &[u8], lt: u32, lrank: u64, sizes: Sizes, scratch: &mut PushScratch<'a>) {
+    pub(super) fn push_parents<M: Mode>(&self, l: &[u8], lt: u32, lrank: u64, sizes: Sizes, scratch: &mut PushScratch<'a, M>) {
         let Sizes { dmin, dmax, .. } = sizes;
         if dmin > dmax {
             return;
@@ -343,7 +351,7 @@ impl<'a> Parents<'a> {
 
     /// Pushes the loss of rank `r` in `span` of level `n` as `push` says
     /// ([`Parents::push_of`]), unranking it into `rows` if need be.
-    pub(super) fn push_loss(&self, push: Push, span: &Span, n: u32, r: u64, rows: &mut Vec<u8>, scratch: &mut PushScratch<'a>) {
+    pub(super) fn push_loss<M: Mode>(&self, push: Push, span: &Span, n: u32, r: u64, rows: &mut Vec<u8>, scratch: &mut PushScratch<'a, M>) {
         match push {
             Push::Skip => {}
             Push::TopRun { first_min } => self.push_top_run(span.top_row, first_min, n, r, span.sizes, scratch),
@@ -374,7 +382,7 @@ impl<'a> Parents<'a> {
     }
 
     /// Binds `scratch` to the current thread's view of the levels.
-    pub(super) fn bind(&self, scratch: &mut PushScratch<'a>) {
+    pub(super) fn bind<M: Mode>(&self, scratch: &mut PushScratch<'a, M>) {
         let thread = self.thread();
         if scratch.marker.thread != thread {
             // A scratch is made and used inside one rayon task, which runs
@@ -394,7 +402,15 @@ impl<'a> Parents<'a> {
     /// the rank (row `j` is `c` exactly when its contribution at `c` fits
     /// in what is left of the rank), one look-up a row of the run, where
     /// unranking takes about one a tile.
-    pub(super) fn push_top_run(&self, c: u32, first_min: u32, lt: u32, lrank: u64, sizes: Sizes, scratch: &mut PushScratch<'a>) {
+    pub(super) fn push_top_run<M: Mode>(
+        &self,
+        c: u32,
+        first_min: u32,
+        lt: u32,
+        lrank: u64,
+        sizes: Sizes,
+        scratch: &mut PushScratch<'a, M>,
+    ) {
         let Sizes { dmin, dmax, .. } = sizes;
         debug_assert!(!self.whole && dmin >= 1);
         if dmin > dmax {
@@ -436,7 +452,7 @@ impl<'a> Parents<'a> {
     ///
     /// A parent's rank is `pre[d]` + the run's rows grown + the rows below
     /// the run (unchanged: their contribution is `lrank − pre_old − acc`).
-    pub(super) fn push_parents_of_runs(&self, l: &[u8], lt: u32, lrank: u64, sizes: Sizes, scratch: &mut PushScratch<'a>) {
+    pub(super) fn push_parents_of_runs<M: Mode>(&self, l: &[u8], lt: u32, lrank: u64, sizes: Sizes, scratch: &mut PushScratch<'a, M>) {
         // The sizes still to enumerate: below the top run, sizes whose
         // parents all fall outside this process's ranks are dropped.
         let Sizes { mut dmin, mut dmax, keep } = sizes;
@@ -516,10 +532,10 @@ impl<'a> Parents<'a> {
                     self.top_run_owned(&run, below, growths, marker, counts);
                 } else {
                     match (by_columns, owned) {
-                        (true, true) => self.columns::<true>(&run, 0, t, run.suffix_below, below, 0, marker, diff),
-                        (true, false) => self.columns::<false>(&run, 0, t, run.suffix_below, below, 0, marker, counts),
-                        (false, true) => self.up_par::<true>(&run, t - 1, 0, 0, below, marker, diff),
-                        (false, false) => self.up_par::<false>(&run, t - 1, 0, 0, below, marker, counts),
+                        (true, true) => self.columns::<_, true>(&run, 0, t, run.suffix_below, below, 0, marker, diff),
+                        (true, false) => self.columns::<_, false>(&run, 0, t, run.suffix_below, below, 0, marker, counts),
+                        (false, true) => self.up_par::<_, true>(&run, t - 1, 0, 0, below, marker, diff),
+                        (false, false) => self.up_par::<_, false>(&run, t - 1, 0, 0, below, marker, counts),
                     }
                 }
             }
@@ -574,14 +590,14 @@ impl<'a> Parents<'a> {
     /// `rows ≤ l[0]`). `pre[d]` is the rank contribution of the rows of `l`
     /// in a parent with `d` more tiles.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn push_rows_below(
+    pub(super) fn push_rows_below<M: Mode>(
         &self,
         l: &[u8],
         lt: u32,
         dmin: u32,
         dmax: u32,
         pre: &[u64],
-        marker: &mut Marker<'a>,
+        marker: &mut Marker<'a, M>,
         counts: &mut [u64],
     ) {
         let rk = self.ranking;
@@ -612,7 +628,7 @@ impl<'a> Parents<'a> {
             .collect::<Vec<_>>()
             .into_par_iter()
             .map(|d| {
-                let mut marker = Marker::new(self.thread());
+                let mut marker = Marker::<M>::new(self.thread());
                 let count = self.below(&below(d), d, lt + d, &mut marker);
                 self.flush(&mut marker);
                 (d, count)
@@ -630,7 +646,14 @@ impl<'a> Parents<'a> {
     /// include `b + g` ([`Parents::levels_of_top_row`]). The growths `g` and
     /// sizes that pass bound the enumeration: the rows below the top are
     /// not grown for parents all outside this process's ranks.
-    pub(super) fn top_run_owned(&self, r: &Run<'_>, below: u64, memo: &mut GrowthsMemo, marker: &mut Marker<'a>, counts: &mut [u64]) {
+    pub(super) fn top_run_owned<M: Mode>(
+        &self,
+        r: &Run<'_>,
+        below: u64,
+        memo: &mut GrowthsMemo,
+        marker: &mut Marker<'a, M>,
+        counts: &mut [u64],
+    ) {
         let key = (r.b, r.first_min, r.lt, r.dmin, r.dmax);
         if memo.key != key {
             memo.key = key;
@@ -643,7 +666,7 @@ impl<'a> Parents<'a> {
         let growths = *memo.by_rows[t].get_or_insert_with(|| self.top_run_growths(r.b, r.t, r.first_min, r.lt, r.dmin, r.dmax));
         let Some((g0, g1, dmin, dmax)) = growths else { return };
         let run = Run { w: g1.min(r.w), first_min: g0, dmin, dmax, ..*r };
-        self.up_par::<false>(&run, r.t - 1, 0, 0, below, marker, counts);
+        self.up_par::<_, false>(&run, r.t - 1, 0, 0, below, marker, counts);
     }
 
     /// The growths `g0 ..= g1` of a top run (`t` rows of length `b`, of a
@@ -672,18 +695,18 @@ impl<'a> Parents<'a> {
     /// levels. `sum` is the growth of the rows below `j`, `low` the growth
     /// of the row below, `acc` the contribution of every row below `j`.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn up<const OWNED: bool>(
+    pub(super) fn up<M: Mode, const OWNED: bool>(
         &self,
         r: &Run<'_>,
         j: u32,
         sum: u32,
         low: u32,
         acc: u64,
-        marker: &mut Marker<'a>,
+        marker: &mut Marker<'a, M>,
         counts: &mut [u64],
     ) {
         if j == 0 {
-            return self.top_row::<OWNED>(r, sum, low, acc, marker, counts);
+            return self.top_row::<_, OWNED>(r, sum, low, acc, marker, counts);
         }
         let Some((lo, hi, base)) = Self::growths(r, j, sum, low) else { return };
         // Row j's contribution, its suffix and length growing with m.
@@ -692,9 +715,9 @@ impl<'a> Parents<'a> {
             let c = if m == 0 { self.ranking.contribution(base, r.a + j, r.b) } else { *own.next().expect("within the table") };
             if j == 1 {
                 // The last row before the top: inlined, most calls end here.
-                self.top_row::<OWNED>(r, sum + m, m, acc + c, marker, counts);
+                self.top_row::<_, OWNED>(r, sum + m, m, acc + c, marker, counts);
             } else {
-                self.up::<OWNED>(r, j - 1, sum + m, m, acc + c, marker, counts);
+                self.up::<_, OWNED>(r, j - 1, sum + m, m, acc + c, marker, counts);
             }
         }
     }
@@ -716,13 +739,13 @@ impl<'a> Parents<'a> {
 
     /// The top row of a run in [`Parents::up`]: its growth runs over the levels.
     #[inline(always)]
-    pub(super) fn top_row<const OWNED: bool>(
+    pub(super) fn top_row<M: Mode, const OWNED: bool>(
         &self,
         r: &Run<'_>,
         sum: u32,
         low: u32,
         acc: u64,
-        marker: &mut Marker<'a>,
+        marker: &mut Marker<'a, M>,
         counts: &mut [u64],
     ) {
         let mut lo = low.max(r.first_min).max(1).max(r.dmin.saturating_sub(sum));
@@ -744,7 +767,7 @@ impl<'a> Parents<'a> {
         let (len, d0, n0) = ((hi - lo + 1) as usize, (sum + lo) as usize, (r.lt + sum + lo) as usize);
         let grown = self.by_suffix.diagonal(r.a, r.b + lo, base + lo);
         let ranks = r.pre[d0..d0 + len].iter().zip(grown).map(|(pre, own)| pre + own + acc);
-        self.mark_levels::<OWNED>(n0, len, ranks, marker, counts);
+        self.mark_levels::<_, OWNED>(n0, len, ranks, marker, counts);
     }
 
     /// Marks one parent in each of the levels `n0 .. n0 + len`, of the
@@ -752,12 +775,12 @@ impl<'a> Parents<'a> {
     /// `OWNED`: every rank given is owned, none to test; see
     /// [`Parents::keeps_owned`]).
     #[inline(always)]
-    pub(super) fn mark_levels<const OWNED: bool>(
+    pub(super) fn mark_levels<M: Mode, const OWNED: bool>(
         &self,
         n0: usize,
         len: usize,
         ranks: impl Iterator<Item = u64>,
-        marker: &mut Marker<'a>,
+        marker: &mut Marker<'a, M>,
         counts: &mut [u64],
     ) {
         let levels = &self.views[marker.thread][n0..n0 + len];
@@ -784,18 +807,18 @@ impl<'a> Parents<'a> {
     /// the arm of an equal-armed hook, has about `C(2w, w)`: one thread
     /// alone would hold up its level).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn up_par<const OWNED: bool>(
+    pub(super) fn up_par<M: Mode, const OWNED: bool>(
         &self,
         r: &Run<'_>,
         j: u32,
         sum: u32,
         low: u32,
         acc: u64,
-        marker: &mut Marker<'a>,
+        marker: &mut Marker<'a, M>,
         counts: &mut [u64],
     ) {
         if !Self::many(r, j, sum, low) {
-            return self.up::<OWNED>(r, j, sum, low, acc, marker, counts);
+            return self.up::<_, OWNED>(r, j, sum, low, acc, marker, counts);
         }
         let Some((lo, hi, base)) = Self::growths(r, j, sum, low) else { return };
         let found = (lo..=hi)
@@ -806,8 +829,8 @@ impl<'a> Parents<'a> {
                 } else {
                     self.ranking.contribution(base + m, r.a + j, r.b + m)
                 };
-                let (mut marker, mut counts) = (Marker::new(self.thread()), vec![0; counts.len()]);
-                self.up_par::<OWNED>(r, j - 1, sum + m, m, acc + c, &mut marker, &mut counts);
+                let (mut marker, mut counts) = (Marker::<M>::new(self.thread()), vec![0; counts.len()]);
+                self.up_par::<_, OWNED>(r, j - 1, sum + m, m, acc + c, &mut marker, &mut counts);
                 self.flush(&mut marker);
                 counts
             })
@@ -838,7 +861,7 @@ impl<'a> Parents<'a> {
     /// suffix at row `prev` of the run, `fixed` the contribution of every
     /// row from there down, `sum = Σ ν` so far (the tiles added).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn columns<const OWNED: bool>(
+    pub(super) fn columns<M: Mode, const OWNED: bool>(
         &self,
         r: &Run<'_>,
         c: u32,
@@ -846,7 +869,7 @@ impl<'a> Parents<'a> {
         sy: u32,
         fixed: u64,
         sum: u32,
-        marker: &mut Marker<'a>,
+        marker: &mut Marker<'a, M>,
         counts: &mut [u64],
     ) {
         let first = u32::from(c == 0);
@@ -857,7 +880,7 @@ impl<'a> Parents<'a> {
             for h in first..=hi {
                 let sh = sy + (prev - h) * v;
                 let fixed = fixed + f[sh as usize] - f[sy as usize];
-                self.columns::<OWNED>(r, c + 1, h, sh, fixed, sum + h, marker, counts);
+                self.columns::<_, OWNED>(r, c + 1, h, sh, fixed, sum + h, marker, counts);
             }
             return;
         }
@@ -878,12 +901,12 @@ impl<'a> Parents<'a> {
             s0 += 1;
             rank
         });
-        self.mark_levels::<OWNED>(n0, len, ranks, marker, counts);
+        self.mark_levels::<_, OWNED>(n0, len, ranks, marker, counts);
     }
 
     /// Enumerates the new rows `μ` (|μ| = d) below a loss, top row first,
     /// and marks each parent in level `n`; returns the number of marks.
-    pub(super) fn below(&self, c: &Below, d: u32, n: u32, marker: &mut Marker<'a>) -> u64 {
+    pub(super) fn below<M: Mode>(&self, c: &Below, d: u32, n: u32, marker: &mut Marker<'a, M>) -> u64 {
         let level = self.views[marker.thread][n as usize];
         let mut count = 0;
         if level.len > 0 {
@@ -893,11 +916,11 @@ impl<'a> Parents<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn grow(
+    pub(super) fn grow<M: Mode>(
         &self,
         c: &Below,
         level: MarkView<'a>,
-        marker: &mut Marker<'a>,
+        marker: &mut Marker<'a, M>,
         j: u32,
         left: u32,
         prev: u32,

@@ -1,14 +1,15 @@
 //! The scan of a level's share: its unmarked positions are its losses.
 
 use super::add_counts;
+use super::marks::Mode;
 use super::parents::PushScratch;
 use crate::index::{Ranking, Visit};
 use crate::solve::found::Found;
 use crate::store::mapped::MappedBits;
 
 /// A scan task's results.
-pub(super) struct Acc<'a> {
-    pub(super) scratch: PushScratch<'a>,
+pub(super) struct Acc<'a, M: Mode> {
+    pub(super) scratch: PushScratch<'a, M>,
     /// The losses scanned (canonical, in a symmetric universe).
     pub(super) found: Found,
     /// Their conjugates (none is canonical), by their number of rows.
@@ -18,12 +19,18 @@ pub(super) struct Acc<'a> {
     pub(super) conj: Vec<u8>,
 }
 
-impl<'a> Acc<'a> {
-    pub(super) fn new(top: u32) -> impl Fn() -> Acc<'a> + Sync + Send {
+impl<'a, M: Mode> Acc<'a, M> {
+    pub(super) fn new(top: u32) -> impl Fn() -> Acc<'a, M> + Sync + Send {
         move || Acc { scratch: PushScratch::new(top), found: Found::default(), conjugates: Vec::new(), scanned: 0, conj: Vec::new() }
     }
 
-    pub(super) fn merge(mut a: Acc<'a>, b: Acc<'a>) -> Acc<'a> {
+    /// The losses scanned, their conjugates by rows, the positions scanned
+    /// and the marks pushed by level.
+    pub(super) fn into_parts(self) -> (Found, Vec<Found>, u64, Vec<u64>) {
+        (self.found, self.conjugates, self.scanned, self.scratch.counts)
+    }
+
+    pub(super) fn merge(mut a: Acc<'a, M>, b: Acc<'a, M>) -> Acc<'a, M> {
         a.found = std::mem::take(&mut a.found).merge(b.found);
         if a.conjugates.len() < b.conjugates.len() {
             a.conjugates.resize_with(b.conjugates.len(), Found::default);

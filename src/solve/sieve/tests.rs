@@ -75,7 +75,7 @@ fn marks_through_thread_views_only_on_the_pool_they_were_made_for() {
     assert!(ctx.bound && ctx.views[0].iter().all(|o| o.is_plain()));
     let loss = ranking.unrank(2, 1).unwrap();
     let push = || {
-        let mut scratch = PushScratch::new(ranking.max_tiles());
+        let mut scratch = PushScratch::<Plain>::new(ranking.max_tiles());
         ctx.push_parents(loss.rows(), 2, 1, Sizes::all(1, 18), &mut scratch);
         scratch.marker.flush();
     };
@@ -84,6 +84,21 @@ fn marks_through_thread_views_only_on_the_pool_they_were_made_for() {
     let other = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| two.install(push)));
     assert!(other.is_err(), "marked from another pool's worker");
     one.install(push);
+}
+
+/// Marks of a mode that does not fit the levels are refused: plain marks
+/// into levels with second bits would drop the counts; counting marks
+/// into levels without them would index bits that are not there.
+#[test]
+fn marks_count_if_and_only_if_the_levels_hold_second_bits() {
+    let ranking = Ranking::new(&Universe::tiles(20)).unwrap();
+    for count_moves in [false, true] {
+        let f = Frontier::new(&ranking, 0, &crate::cluster::Solo, Holding { count_moves, ..Holding::SOLO }).unwrap();
+        let ctx = Parents::new(&ranking, &f.by_suffix, &f.marks, &f.twice, &f.base, &f.copies);
+        let plain = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ctx.check_mode::<Plain>()));
+        let counting = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ctx.check_mode::<Counting>()));
+        assert_eq!((plain.is_ok(), counting.is_ok()), (!count_moves, count_moves), "count_moves {count_moves}");
+    }
 }
 
 #[test]
@@ -147,7 +162,7 @@ fn pushes_mark_exactly_the_parents_here() {
                         // Pushed as `push_decided` pushes it: only if a span of
                         // losses holds it, with that span's sizes.
                         let spans = ctx.loss_spans(n, 1, top - n);
-                        let mut scratch = PushScratch::new(top);
+                        let mut scratch = PushScratch::<Plain>::new(top);
                         if let Some(span) = spans.iter().find(|s| s.range.contains(&(lrank as u64))) {
                             let push = ctx.push_of(span, kind, n);
                             assert!(!whole || push == Push::Unranked);
