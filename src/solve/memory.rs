@@ -17,6 +17,18 @@ const SIEVE_POSITIONS_PER_CORE: f64 = 30e6;
 /// relative to one that does not: measured 1.5 (`chomp solve --max-tiles 88`,
 /// user CPU 9.0–9.8 s against 5.9–6.2 s, `bench/runs/2026-12-06-kvm-2core/count-moves.md`).
 const COUNT_MOVES_COST: f64 = 1.5;
+/// The cost of opening a window (every decided loss pushed again into its
+/// levels: a window after the first, or the first window of a resumed
+/// run): the window's positions at this rate per core, plus the decided
+/// losses walked at [`REPUSH_LOSSES_PER_CORE`]. Fitted on 2 cores to the
+/// 21×21 box's window 184–205 (9.5·10¹⁰ positions, about 6·10⁸ losses
+/// below it: 32–41 min, the cores shared) and the run to 150 tiles'
+/// windows 147–148 and 149–150 (6.4·10¹⁰ and 7.8·10¹⁰ positions, 3.6·10⁹
+/// and 4.0·10⁹ losses below: about 40 min each).
+const REPUSH_POSITIONS_PER_CORE: f64 = 23e6;
+/// Decided losses walked per second per core when a window opens (see
+/// [`REPUSH_POSITIONS_PER_CORE`]).
+const REPUSH_LOSSES_PER_CORE: f64 = 1.9e6;
 /// Grundy child look-ups per second per core, measured likewise (the run
 /// to 120 tiles: 175–210 M at levels 100–120).
 const GRUNDY_LOOKUPS_PER_CORE: f64 = 170e6;
@@ -162,23 +174,49 @@ pub struct LevelEstimate {
     pub memory: u64,
     /// Bytes its tables add on disk.
     pub disk: u64,
+    /// Of `seconds`, those that open a window at this level (every decided
+    /// loss pushed into its levels): 0 where no window opens, or at level 1.
+    pub repush_seconds: f64,
+    /// The last level of the window that opens here (`None` where none
+    /// opens: inside a window, or a box solved by the word sieve).
+    pub window_end: Option<u32>,
 }
 
 /// The preflight: an estimate of every level of a plan from level
 /// `first` on (time on `threads` threads, peak memory, disk), from the
 /// conjectured loss density and the throughput measured on the reference
 /// machine. Rough by design: it tells minutes from hours, MiB from GiB.
+///
+/// The windows are those the run will open from `first` on
+/// ([`Frontier::epoch_end`]); each one opened after level 1 (a later window,
+/// or the first of a resumed run) costs the re-push of every decided loss
+/// into its levels, counted at its first level ([`LevelEstimate::repush_seconds`]).
 pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hold: Holding) -> Vec<LevelEstimate> {
     let sym = ranking.universe().is_symmetric();
     let threads = threads.max(1) as f64;
+    // The word sieve solves a box in one bit set: no windows.
+    let windowed = super::words::chosen(ranking.universe(), hold).is_none();
+    let mut open_until = 0;
     let mut out = Vec::new();
     for n in first..=ranking.max_tiles() {
         let positions = ranking.size(n);
         let losses = expected_losses(positions);
         let canonical = if sym { positions / 2 + 1 } else { positions };
         let mut seconds = positions as f64 / SIEVE_POSITIONS_PER_CORE / threads;
+        let (mut repush_seconds, mut window_end) = (0.0, None);
+        if windowed && n > open_until {
+            open_until = Frontier::epoch_end(ranking, n, hold);
+            window_end = Some(open_until);
+            if n > 1 {
+                let held: u64 = (n..=open_until).map(|m| ranking.size(m)).sum();
+                let decided: u64 = (1..n).map(|m| expected_losses(ranking.size(m))).sum();
+                repush_seconds = (held as f64 / REPUSH_POSITIONS_PER_CORE + decided as f64 / REPUSH_LOSSES_PER_CORE) / threads;
+            }
+        }
+        seconds += repush_seconds;
         if plan.count_moves {
             seconds *= COUNT_MOVES_COST;
+            repush_seconds *= COUNT_MOVES_COST;
         }
         let mut disk = (losses as f64 * LOSS_TABLE_BYTES_PER_LOSS) as u64;
         if n <= plan.grundy_max_tiles {
@@ -187,7 +225,7 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hol
         }
         let memory =
             sieve_bytes(ranking, n, hold) + losses * 16 + grundy_bytes(ranking, plan, n) + check_bytes(ranking, plan, n) + BASE_BYTES;
-        out.push(LevelEstimate { tiles: n, positions, seconds, memory, disk });
+        out.push(LevelEstimate { tiles: n, positions, seconds, memory, disk, repush_seconds, window_end });
     }
     out
 }
@@ -367,6 +405,52 @@ mod tests {
         assert!(est[0].memory >= all_marks && est[59].memory < est[50].memory);
         assert!(est.iter().all(|e| e.disk > 0 && e.memory > 0));
         assert_eq!(preflight(&ranking, &plan, 51, 2, Holding::SOLO).len(), 10);
+    }
+
+    #[test]
+    fn windows_opened_after_level_1_cost_their_repush() {
+        let ranking = Ranking::new(&crate::Universe::tiles(60)).unwrap();
+        let plan = Plan::new(crate::Universe::tiles(60), 0);
+        let repush = |est: &[LevelEstimate]| est.iter().map(|e| e.repush_seconds).sum::<f64>();
+        // A fresh run in one window: nothing re-pushed.
+        let fresh = preflight(&ranking, &plan, 1, 2, Holding::SOLO);
+        assert_eq!(fresh.iter().filter_map(|e| e.window_end).collect::<Vec<_>>(), [60]);
+        assert_eq!(repush(&fresh), 0.0);
+        // A resumed run opens its window at the first level left: the
+        // positions held and the losses decided below them, priced.
+        let resumed = preflight(&ranking, &plan, 41, 2, Holding::SOLO);
+        let held: u64 = (41..=60).map(|m| ranking.size(m)).sum();
+        let decided: u64 = (1..41).map(|m| expected_losses(ranking.size(m))).sum();
+        let want = (held as f64 / REPUSH_POSITIONS_PER_CORE + decided as f64 / REPUSH_LOSSES_PER_CORE) / 2.0;
+        assert!((resumed[0].repush_seconds - want).abs() <= 1e-9 * want && want > 0.0);
+        assert!(resumed[1..].iter().all(|e| e.repush_seconds == 0.0 && e.window_end.is_none()));
+        for (a, b) in resumed.iter().zip(&fresh[40..]) {
+            assert!((a.seconds - a.repush_seconds - b.seconds).abs() <= 1e-9 * b.seconds, "level {}", a.tiles);
+        }
+        // In windows: each opens where the last ended, and each after level 1 costs its re-push.
+        let hold = Holding { window: Some(Frontier::pending_bytes(&ranking, 50, Holding::SOLO) / 3), ..Holding::SOLO };
+        let est = preflight(&ranking, &plan, 1, 2, hold);
+        let mut from = 1;
+        for e in est.iter().filter(|e| e.window_end.is_some()) {
+            assert_eq!(e.tiles, from);
+            assert_eq!(e.window_end, Some(Frontier::epoch_end(&ranking, from, hold)));
+            assert_eq!(e.repush_seconds > 0.0, from > 1, "window from {from}");
+            from = e.window_end.unwrap() + 1;
+        }
+        assert_eq!(from, 61);
+        assert!(est.iter().filter(|e| e.window_end.is_some()).count() > 2);
+        assert!(repush(&est) > 0.0);
+    }
+
+    #[test]
+    fn a_box_of_the_word_sieve_opens_no_window() {
+        let ranking = Ranking::new(&crate::Universe::boxed(8, 8)).unwrap();
+        let plan = Plan::new(crate::Universe::boxed(8, 8), 0);
+        if crate::solve::words::chosen(ranking.universe(), Holding::SOLO).is_none() {
+            panic!("an 8x8 box is solved by the word sieve");
+        }
+        let est = preflight(&ranking, &plan, 30, 2, Holding::SOLO);
+        assert!(est.iter().all(|e| e.window_end.is_none() && e.repush_seconds == 0.0));
     }
 
     #[test]

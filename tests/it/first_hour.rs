@@ -325,6 +325,31 @@ fn solve_limits_dry_run_and_work_dir() {
     }
     assert!(!dir.exists(), "--dry-run writes nothing");
 
+    // In windows, the dry run names the windows the run then opens, and
+    // counts the re-push that opens each after the first.
+    let args = ["solve", "--max-tiles", "80", "--max-memory", "20M", "--out", d];
+    let o = chomp(&[&args[..], &["--dry-run"]].concat());
+    assert_ok(&o, "--dry-run in windows");
+    let planned: Vec<String> = text(&o.stderr)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("in ").and_then(|l| l.split_once("(levels ")).map(|(_, w)| w.to_string()))
+        .expect("the windows listed")
+        .split(')')
+        .next()
+        .unwrap()
+        .split(", ")
+        .map(str::to_string)
+        .collect();
+    assert!(planned.len() > 1, "{planned:?}");
+    let o = chomp(&args);
+    assert_ok(&o, "the run in windows, shown");
+    let opened: Vec<String> = text(&o.stderr)
+        .lines()
+        .filter_map(|l| l.strip_prefix("window: the marks of levels ").and_then(|w| w.split_once(' ')).map(|(w, _)| w.to_string()))
+        .collect();
+    assert_eq!(opened, planned, "the windows the dry run planned are those the run opened");
+    fs::remove_dir_all(&dir).unwrap();
+
     let work = tmp.path().join("scratch");
     fs::create_dir(&work).unwrap();
     let o = chomp(&["solve", "--max-tiles", "30", "--grundy-max-tiles", "20", "--out", d, "--work-dir", work.to_str().unwrap(), "--quiet"]);

@@ -158,6 +158,19 @@ fn print_preflight(est: &[LevelEstimate], threads: usize, every_level: bool) {
         human_bytes(peak),
         human_bytes(disk)
     );
+    let windows: Vec<_> = est.iter().filter_map(|e| e.window_end.map(|end| (e.tiles, end, e.repush_seconds))).collect();
+    if windows.len() > 1 || windows.iter().any(|w| w.2 > 0.0) {
+        let repush: f64 = windows.iter().map(|w| w.2).sum();
+        let list: Vec<String> = windows.iter().map(|&(from, to, _)| format!("{from}-{to}")).collect();
+        progress!(
+            "  in {} window{} of mark bits (levels {}); opening {} pushes every decided loss into it again: {} of the estimate",
+            windows.len(),
+            if windows.len() == 1 { "" } else { "s" },
+            list.join(", "),
+            if windows.len() == 1 { "it" } else { "each after level 1" },
+            human_duration(repush)
+        );
+    }
     for e in est {
         if every_level || e.tiles % 10 == 0 || e.tiles == last.tiles {
             progress!("{}", line(e));
