@@ -410,7 +410,7 @@ pub struct RunFlags {
     /// default: the memory the system and the cgroup, e.g. Slurm's --mem, leave available).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
-    /// Print the estimate of every level (time, peak memory, disk) and stop without computing.
+    /// Print the estimate of every level (time, peak memory, disk) and the windows of mark bits the run will open, and stop without computing.
     #[arg(long)]
     pub dry_run: bool,
     /// Put scratch files here (e.g. node-local disk) instead of OUT/.work.
