@@ -23,8 +23,8 @@ const COUNT_MOVES_COST: f64 = 1.5;
 /// losses walked at [`REPUSH_LOSSES_PER_CORE`]. Fitted on 2 cores to the
 /// 21×21 box's window 184–205 (9.5·10¹⁰ positions, about 6·10⁸ losses
 /// below it: 32–41 min, the cores shared) and the run to 150 tiles'
-/// windows 147–148 and 149–150 (6.4·10¹⁰ and 7.8·10¹⁰ positions, 3.6·10⁹
-/// and 4.0·10⁹ losses below: about 40 min each).
+/// windows 147–148 and 149–150 (6.4·10¹⁰ and 7.8·10¹⁰ positions, 3.4·10⁹
+/// and 4.1·10⁹ losses below: about 40 min each).
 const REPUSH_POSITIONS_PER_CORE: f64 = 23e6;
 /// Decided losses walked per second per core when a window opens (see
 /// [`REPUSH_POSITIONS_PER_CORE`]).
