@@ -71,7 +71,15 @@ export interface Manifest {
   shard_positions?: number;
   levels_complete: number;
   complete: boolean;
-  levels: { tiles: number; positions: number; losses: number; grundy_histogram?: number[] }[];
+  levels: {
+    tiles: number;
+    positions: number;
+    losses: number;
+    grundy_histogram?: number[];
+    wins_one_move?: number;
+    wins_several_moves?: number;
+    winning_moves_histogram?: number[];
+  }[];
   shards?: { first: number; positions: number; losses: number }[][];
   checks?: { tiles: number; positions: number; losses: number }[];
   files: Record<string, { bytes: number; sha256: string; head_bytes?: number; head_sha256?: string }>;

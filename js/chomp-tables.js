@@ -658,6 +658,23 @@ function canonicalJson(v, indent = "") {
   return "{\n" + keys.map((k) => inner + JSON.stringify(k) + ": " + canonicalJson(v[k], inner)).join(",\n") + "\n" + indent + "}";
 }
 
+// A level's histogram of winning moves: counts without trailing zeros that
+// add up to its positions, its losses first, then its wins with one winning
+// move, then those with several.
+function checkWinningMoves(level, i, path) {
+  const h = level[LEVEL_FIELD_HISTOGRAM];
+  if (!Array.isArray(h) || h.length === 0 || (h.length > 1 && h[h.length - 1] === 0)) {
+    throw corrupt(path, `invalid manifest: levels[${i}].${LEVEL_FIELD_HISTOGRAM} is not a list of counts ending in a non-zero one`);
+  }
+  h.forEach((c, k) => checkInt(c, `levels[${i}].${LEVEL_FIELD_HISTOGRAM}[${k}]`, path));
+  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+  const got = [sum(h), h[0], h.length > 1 ? h[1] : 0, sum(h.slice(2))];
+  const want = [level.positions, level.losses, level.wins_one_move, level.wins_several_moves];
+  if (!sameList(got, want)) {
+    throw corrupt(path, `invalid manifest: levels[${i}]: its histogram of winning moves disagrees with its counts`);
+  }
+}
+
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 const pyList = (l) => "[" + l.map((k) => `'${k}'`).join(", ") + "]";
@@ -677,6 +694,8 @@ const LEVEL_FIELDS = ["tiles", "positions", "losses"];
 const LEVEL_FIELDS_GRUNDY = [...LEVEL_FIELDS, "grundy_histogram"];
 // A run that counted winning moves (count_moves) ends each level with these.
 const LEVEL_FIELDS_MOVES = ["wins_one_move", "wins_several_moves"];
+// And, on a level with Grundy values, may add this last (FORMAT.md section 3).
+const LEVEL_FIELD_HISTOGRAM = "winning_moves_histogram";
 const FILE_FIELDS = ["bytes", "sha256"];
 const FILE_FIELDS_HEAD = ["bytes", "sha256", "head_bytes", "head_sha256"];
 
@@ -775,8 +794,10 @@ async function checkManifest(m, path, raw) {
     if (!isObject(level) || level.tiles !== i + 1) throw corrupt(path, `invalid manifest: levels[${i}] is not level ${i + 1}`);
     const ks = keysOf(level);
     const extra = moves ? LEVEL_FIELDS_MOVES : [];
-    if (!sameList(ks, [...LEVEL_FIELDS, ...extra]) && !sameList(ks, [...LEVEL_FIELDS_GRUNDY, ...extra])) {
-      const tail = extra.map((f) => `, ${f}`).join("");
+    const allowed = [[...LEVEL_FIELDS, ...extra], [...LEVEL_FIELDS_GRUNDY, ...extra]];
+    if (moves) allowed.push([...LEVEL_FIELDS_GRUNDY, ...extra, LEVEL_FIELD_HISTOGRAM]);
+    if (!allowed.some((a) => sameList(ks, a))) {
+      const tail = extra.map((f) => `, ${f}`).join("") + (moves ? `[, ${LEVEL_FIELD_HISTOGRAM}]` : "");
       throw corrupt(path, `invalid manifest: levels[${i}] has fields ${pyList(ks)}, not ${pyList(LEVEL_FIELDS)}[, grundy_histogram]${tail}`);
     }
     checkInt(level.positions, `levels[${i}].positions`, path);
@@ -790,6 +811,7 @@ async function checkManifest(m, path, raw) {
       if (!Array.isArray(h)) throw corrupt(path, `invalid manifest: levels[${i}].grundy_histogram is not a list`);
       h.forEach((c, g) => checkInt(c, `levels[${i}].grundy_histogram[${g}]`, path));
     }
+    if (LEVEL_FIELD_HISTOGRAM in level) checkWinningMoves(level, i, path);
   });
   if (sharded && "shards" in m) checkShards(m, path);
   if ("checks" in m) checkChecks(m, path);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds everything in results/ from the jobs in jobs/ (resuming any job
 # already under way), then verifies, plots and checksums it.
-# Usage: scripts/publish.sh      (about 15 minutes on 2 cores, ~5 GiB)
+# Usage: scripts/publish.sh      (about 25 minutes on 2 cores, ~5 GiB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet
@@ -47,6 +47,13 @@ if [ -f out/moves-130/manifest.json ]; then
   $B verify --tables out/moves-130 --samples 400 --min-tiles 110 --allow-incomplete
   $B oeis --summary results/summary.csv --summary out/moves-130/summary.csv --out results/oeis
 fi
+# 1e. Grundy values and winning moves to 100 tiles (about 10 minutes): the
+#     histogram of winning moves per level, checked in the run against the
+#     sieve's counts.
+$B run jobs/moves-grundy-100.toml
+cp out/moves-grundy-100/winning_moves.csv results/winning_moves.csv
+cp out/moves-grundy-100/manifest.json results/moves-grundy-100-manifest.json
+$B verify --tables out/moves-grundy-100 --samples 400 --seed 13
 # 2. Tables small enough to publish whole.
 $B run jobs/losses-100.toml
 $B run jobs/box-8x15.toml --out results/box-8x15

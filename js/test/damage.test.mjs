@@ -144,6 +144,7 @@ const CASES = [
     Object.assign(m, { levels_complete: 0, complete: false, levels: [], shards: [], files: {} });
   }), "manifest.json", "shards is empty"],
   ["a manifest whose shards do not tile a level", "dmg2", (d) => editManifest(d, (m) => (m.shards[8][0].positions -= 1)), "manifest.json", "shards do not add up to the level's positions"],
+  ["a histogram of winning moves that disagrees with its level", "f3s", (d) => editManifest(d, (m) => (m.levels[6].winning_moves_histogram[0] += 1)), "manifest.json", "histogram of winning moves disagrees with its counts"],
 ];
 
 test(`${CASES.length} damaged directories: each refused, naming the file; the CLI refuses them too`, { skip: NEEDS_TABLES }, async (t) => {

@@ -114,6 +114,7 @@ pub fn parse_summary_csv(text: &str) -> Result<Vec<LevelStats>, String> {
                 grundy_histogram: None,
                 wins_one_move: one.map(at).transpose()?.flatten(),
                 wins_several_moves: several.map(at).transpose()?.flatten(),
+                winning_moves_histogram: None,
             })
         })
         .collect()

@@ -24,6 +24,12 @@ pub struct LevelStats {
     /// Wins with two or more winning moves, when counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wins_several_moves: Option<u64>,
+    /// `histogram[k]` = positions with exactly `k` winning moves (losing
+    /// children; `k = 0`: the losses), without trailing zero counts: where
+    /// winning moves were counted at a level with Grundy values (their
+    /// children of value 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winning_moves_histogram: Option<Vec<u64>>,
 }
 
 impl LevelStats {
@@ -128,6 +134,21 @@ pub fn grundy_histogram_csv(levels: &[LevelStats]) -> String {
     s
 }
 
+/// `winning_moves.csv`: `tiles,winning_moves,positions` for every non-zero
+/// count of the levels with a [`LevelStats::winning_moves_histogram`]
+/// (`winning_moves` 0: the losses).
+pub fn winning_moves_csv(levels: &[LevelStats]) -> String {
+    let mut s = String::from("tiles,winning_moves,positions\n");
+    for l in levels {
+        if let Some(h) = &l.winning_moves_histogram {
+            for (k, &c) in h.iter().enumerate().filter(|(_, &c)| c > 0) {
+                s.push_str(&format!("{},{},{}\n", l.tiles, k, c));
+            }
+        }
+    }
+    s
+}
+
 /// Merges the level statistics of several runs of tile-count universes
 /// (e.g. a loss frontier and a Grundy run) into levels `1..=top`: where runs
 /// overlap their positions and losses must agree; a level's Grundy
@@ -164,6 +185,13 @@ pub fn merge_levels(runs: &[(String, Vec<LevelStats>)]) -> Result<Vec<LevelStats
                     return Err(format!("level {}: {name}'s winning-move counts differ from another run's", l.tiles))
                 }
                 (None, Some((one, several))) => (m.wins_one_move, m.wins_several_moves) = (Some(one), Some(several)),
+                _ => {}
+            }
+            match (&m.winning_moves_histogram, &l.winning_moves_histogram) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err(format!("level {}: {name}'s histogram of winning moves differs from another run's", l.tiles))
+                }
+                (None, Some(b)) => m.winning_moves_histogram = Some(b.clone()),
                 _ => {}
             }
         }
@@ -236,6 +264,23 @@ mod merge_tests {
         let bad = vec![level(1, 1, false), level(2, 3, false)];
         let err = merge_levels(&[("a".into(), losses), ("b".into(), bad)]).unwrap_err();
         assert!(err.starts_with("level 2: b has"), "{err}");
+    }
+
+    #[test]
+    fn histograms_of_winning_moves_merge_and_are_written_by_level() {
+        let with = |n: u32, h: Vec<u64>| LevelStats { winning_moves_histogram: Some(h), ..level(n, n as u64, true) };
+        let counted: Vec<_> = vec![with(1, vec![1, 100]), with(2, vec![2, 0, 100])];
+        let plain: Vec<_> = (1..=3).map(|n| level(n, n as u64, true)).collect();
+        let m = merge_levels(&[("plain".into(), plain.clone()), ("counted".into(), counted)]).unwrap();
+        assert_eq!(
+            m.iter().map(|l| l.winning_moves_histogram.clone()).collect::<Vec<_>>(),
+            [Some(vec![1, 100]), Some(vec![2, 0, 100]), None]
+        );
+        assert_eq!(winning_moves_csv(&m), "tiles,winning_moves,positions\n1,0,1\n1,1,100\n2,0,2\n2,2,100\n");
+        let other = vec![with(1, vec![1, 99, 1])];
+        let err = merge_levels(&[("a".into(), m), ("b".into(), other)]).unwrap_err();
+        assert_eq!(err, "level 1: b's histogram of winning moves differs from another run's");
+        assert_eq!(winning_moves_csv(&plain), "tiles,winning_moves,positions\n");
     }
 
     #[test]

@@ -405,17 +405,22 @@ impl<'a> Levels<'a> {
         if histogram[0] != losses || !level.found.ranks.iter().all(|r| values[r as usize] == 0) {
             return Err(JobError::SelfCheck(format!("level {n}: the sieve finds {losses} losses, the Grundy pass {}", histogram[0])));
         }
-        // And on the winning moves: a position's losing children are its children of value 0.
-        if let Some((one, several)) = computed.moves {
-            let [one, several] = sum_over(comm, [one, several]);
-            let grundy = (one, several);
-            let sieve = (level.stats.wins_one_move.unwrap_or(0), level.stats.wins_several_moves.unwrap_or(0));
+        // And on the winning moves: a position's losing children are its
+        // children of value 0, so the positions without one are the losses.
+        if let Some(mine) = computed.moves {
+            let mut moves = sum_slices(comm, &mine);
+            let grundy = (moves[0], moves.get(1).copied().unwrap_or(0), moves.iter().skip(2).sum::<u64>());
+            let sieve = (losses, level.stats.wins_one_move.unwrap_or(0), level.stats.wins_several_moves.unwrap_or(0));
             if grundy != sieve {
                 return Err(JobError::SelfCheck(format!(
-                    "level {n}: the sieve finds {} wins with one winning move and {} with several, the Grundy pass {} and {}",
-                    sieve.0, sieve.1, grundy.0, grundy.1
+                    "level {n}: the sieve finds {} losses, {} wins with one winning move and {} with several, the Grundy pass {}, {} and {}",
+                    sieve.0, sieve.1, sieve.2, grundy.0, grundy.1, grundy.2
                 )));
             }
+            while moves.len() > 1 && moves.last() == Some(&0) {
+                moves.pop();
+            }
+            level.stats.winning_moves_histogram = Some(moves);
         }
         let sharded = level.ranges.is_some();
         level.written.extend(dir.write_grundy(manifest, n, values, &level.shards, sharded, self.ours(n))?);
@@ -488,12 +493,19 @@ fn window(frontier: &Frontier, from: u32) -> Event {
 
 /// The sums of every process's counts `xs`, on every process (one gather).
 fn sum_over<const N: usize>(comm: &dyn Comm, xs: [u64; N]) -> [u64; N] {
+    sum_slices(comm, &xs).try_into().expect("N sums")
+}
+
+/// Every process's `xs` added up element by element (the same length on
+/// every process).
+fn sum_slices(comm: &dyn Comm, xs: &[u64]) -> Vec<u64> {
     if comm.processes() == 1 {
-        return xs;
+        return xs.to_vec();
     }
     let mine: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let mut sums = [0u64; N];
+    let mut sums = vec![0u64; xs.len()];
     for theirs in comm.all_gather(&mine) {
+        assert_eq!(theirs.len(), mine.len(), "every process sums as many counts");
         for (sum, b) in sums.iter_mut().zip(theirs.chunks_exact(8)) {
             *sum += u64::from_le_bytes(b.try_into().expect("8 bytes a count"));
         }

@@ -32,10 +32,11 @@ pub struct LevelGrundy {
     pub evaluated: u64,
     /// Child look-ups performed.
     pub lookups: u64,
-    /// When asked to count: the positions of this process's share with
-    /// exactly one child of value 0 (one winning move) and with several (a
-    /// canonical position counts for its conjugate too).
-    pub moves: Option<(u64, u64)>,
+    /// When asked to count: the positions of this process's share by their
+    /// number of children of value 0, their winning moves (`moves[k]`: the
+    /// positions with `k`; `n` entries, since a position of `n` tiles has at
+    /// most `n − 1` moves; a canonical position counts for its conjugate too).
+    pub moves: Option<Vec<u64>>,
 }
 
 /// Computes this process's share of level `n` into `out` (one cell per rank
@@ -45,8 +46,8 @@ pub struct LevelGrundy {
 ///
 /// # Errors
 /// [`GrundyOverflow`] if a value does not fit a byte.
-/// With `count_moves`, also counts the positions with one child of value 0
-/// and with several ([`LevelGrundy::moves`]).
+/// With `count_moves`, also counts the positions by their children of value
+/// 0 ([`LevelGrundy::moves`]).
 pub fn grundy_level(
     ranking: &Ranking,
     n: u32,
@@ -66,9 +67,9 @@ pub fn grundy_level(
     }
 }
 
-/// A task's positions evaluated, look-ups, and positions by their children
-/// of value 0 (none, one, several).
-type Share = (u64, u64, [u64; 3]);
+/// A task's positions evaluated, look-ups, and positions by their number of
+/// children of value 0 (empty unless counting).
+type Share = (u64, u64, Vec<u64>);
 
 fn level_with<S: Seen>(
     ranking: &Ranking,
@@ -89,15 +90,15 @@ fn level_with<S: Seen>(
                 || Scratch::new(sym),
                 |scratch, prefix| {
                     let (mut evaluated, mut lookups) = (0u64, 0u64);
-                    // Positions by their children of value 0: none, one, several.
-                    let mut zeros = [0u64; 3];
+                    // Positions by their number of children of value 0.
+                    let mut zeros = vec![0u64; if S::COUNTS { n.max(1) as usize } else { 0 }];
                     let mut overflow = false;
                     let mut visit = Changes(|rank, rows: &[u8], same| {
                         let (g, looked, z) = value_of::<S>(ranking, n, rows, rank, same, &lower, scratch);
                         lookups += looked;
                         evaluated += 1;
                         if S::COUNTS {
-                            zeros[z.min(2) as usize] += if sym && rows.len() < rows[0] as usize { 2 } else { 1 };
+                            zeros[z as usize] += if sym && rows.len() < rows[0] as usize { 2 } else { 1 };
                         }
                         if g > 255 {
                             overflow = true;
@@ -117,13 +118,13 @@ fn level_with<S: Seen>(
                 },
             )
             .collect();
-    let mut total = LevelGrundy { evaluated: 0, lookups: 0, moves: S::COUNTS.then_some((0, 0)) };
+    let mut total = LevelGrundy { evaluated: 0, lookups: 0, moves: S::COUNTS.then(|| vec![0; n.max(1) as usize]) };
     for r in results {
         let (e, l, z) = r?;
         total.evaluated += e;
         total.lookups += l;
-        if let Some((one, several)) = &mut total.moves {
-            (*one, *several) = (*one + z[1], *several + z[2]);
+        if let Some(moves) = &mut total.moves {
+            moves.iter_mut().zip(z).for_each(|(m, z)| *m += z);
         }
     }
     Ok(total)

@@ -5,7 +5,7 @@
 //! conversion stopped at any moment resumes after its last written level.
 
 use super::blocked::VERSION_BLOCKED;
-use super::dir::{DirError, TableContent, TableDir, GRUNDY_HISTOGRAM_CSV, SUMMARY_CSV, SUMMARY_JSON};
+use super::dir::{DirError, TableContent, TableDir, SUMMARIES};
 use super::format::Kind;
 use super::manifest::{LevelCheck, Manifest};
 use std::path::Path;
@@ -119,13 +119,13 @@ pub fn convert(src: &Path, out: &Path, mut on_level: impl FnMut(Converted), chec
     if source.complete && !m.complete {
         // The summaries derive from the level statistics: the same bytes as
         // the source's, which must match them.
-        for name in [SUMMARY_CSV, SUMMARY_JSON, GRUNDY_HISTOGRAM_CSV] {
+        for name in SUMMARIES {
             if source.files.contains_key(name) {
                 source.read_listed(from.path(), name)?;
             }
         }
         dir.finish(&mut m)?;
-        for name in [SUMMARY_CSV, SUMMARY_JSON, GRUNDY_HISTOGRAM_CSV] {
+        for name in SUMMARIES {
             if m.files.get(name).map(|e| &e.sha256) != source.files.get(name).map(|e| &e.sha256) {
                 return Err(DirError::Refused(format!("{}: differs from the summary of its level statistics", src.join(name).display())));
             }

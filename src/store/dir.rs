@@ -8,6 +8,7 @@
 //! DIR/losses/L0130-0002.cht …  or one per shard of a level (format 2)
 //! DIR/grundy/G0001.cht …       one Grundy table per level or shard (if computed)
 //! DIR/summary.csv, summary.json, grundy_histogram.csv   when complete
+//! DIR/winning_moves.csv       when complete, if winning moves were counted with Grundy values
 //! DIR/.lock                    held by the run writing the directory
 //! DIR/.work/                   scratch of a running job (or --work-dir)
 //! ```
@@ -16,7 +17,7 @@ use super::blocked::{self, TableImage};
 use super::format::{self, GrundyTable, Header, Kind, ShardPlace, TableError};
 use super::manifest::{FileEntry, Manifest, ManifestError, Shard, MANIFEST};
 use super::SortedRanks;
-use crate::report::summary::{grundy_histogram_csv, summary_csv, summary_json, LevelStats};
+use crate::report::summary::{grundy_histogram_csv, summary_csv, summary_json, winning_moves_csv, LevelStats};
 use roaring::RoaringBitmap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, Write};
@@ -29,6 +30,10 @@ pub const SUMMARY_CSV: &str = "summary.csv";
 pub const SUMMARY_JSON: &str = "summary.json";
 /// Name of the Grundy value histogram (CSV).
 pub const GRUNDY_HISTOGRAM_CSV: &str = "grundy_histogram.csv";
+/// Name of the histogram of winning moves (CSV).
+pub const WINNING_MOVES_CSV: &str = "winning_moves.csv";
+/// Every summary file a complete run may hold ([`TableDir::summary_files`]).
+pub const SUMMARIES: [&str; 4] = [SUMMARY_CSV, SUMMARY_JSON, GRUNDY_HISTOGRAM_CSV, WINNING_MOVES_CSV];
 /// The lock file of a running job (never listed in the manifest).
 const LOCK: &str = ".lock";
 /// The default scratch directory of a running job.
@@ -153,11 +158,15 @@ impl TableDir {
     }
 
     /// The summary files of a complete run, with their contents derived from
-    /// the level statistics (the Grundy histogram only with Grundy values).
+    /// the level statistics (the Grundy histogram only with Grundy values,
+    /// the histogram of winning moves only where a level has one).
     pub fn summary_files(levels: &[LevelStats], grundy: bool) -> Vec<(&'static str, String)> {
         let mut files = vec![(SUMMARY_CSV, summary_csv(levels)), (SUMMARY_JSON, summary_json(levels))];
         if grundy {
             files.push((GRUNDY_HISTOGRAM_CSV, grundy_histogram_csv(levels)));
+        }
+        if levels.iter().any(|l| l.winning_moves_histogram.is_some()) {
+            files.push((WINNING_MOVES_CSV, winning_moves_csv(levels)));
         }
         files
     }
@@ -448,7 +457,7 @@ impl TableDir {
 
     /// Removes the tables and summaries that manifest `m` does not list.
     fn remove_unlisted(&self, m: &Manifest) {
-        let summaries = [SUMMARY_CSV, SUMMARY_JSON, GRUNDY_HISTOGRAM_CSV].map(String::from);
+        let summaries = SUMMARIES.map(String::from);
         let tables = TABLE_DIRS.iter().flat_map(|sub| {
             let names = fs::read_dir(self.root.join(sub)).into_iter().flatten().flatten();
             names.map(move |e| format!("{sub}/{}", e.file_name().to_string_lossy()))
@@ -600,7 +609,7 @@ impl TableDir {
                 fs::remove_dir_all(&p).map_err(io(&p))?;
             }
         }
-        for f in [SUMMARY_CSV, SUMMARY_JSON, GRUNDY_HISTOGRAM_CSV, MANIFEST] {
+        for f in SUMMARIES.iter().chain(&[MANIFEST]) {
             let _ = fs::remove_file(self.root.join(f));
         }
         Ok(())

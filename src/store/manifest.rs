@@ -234,7 +234,7 @@ impl Manifest {
                 what: format!("files lists {name:?}, not a plain relative name (absolute, or with an empty, `.` or `..` component)"),
             });
         }
-        if let Err(what) = m.check_heads().and_then(|()| m.check_checks()) {
+        if let Err(what) = m.check_heads().and_then(|()| m.check_checks()).and_then(|()| m.check_winning_moves()) {
             return Err(ManifestError::Invalid { path: path.display().to_string(), what });
         }
         Ok(m)
@@ -261,6 +261,28 @@ impl Manifest {
     /// Whether the tables are block-addressable (format 3).
     pub fn is_blocked(&self) -> bool {
         self.format_version == VERSION_BLOCKED
+    }
+
+    /// Checks each level's histogram of winning moves: only in a run that
+    /// counted them, on a level with Grundy values; no trailing zero count;
+    /// its sum the level's positions, its first count the losses, then the
+    /// wins with one winning move, then (summed) those with several.
+    fn check_winning_moves(&self) -> Result<(), String> {
+        for l in &self.levels {
+            let Some(h) = &l.winning_moves_histogram else { continue };
+            if !self.count_moves || l.grundy_histogram.is_none() {
+                return Err(format!("level {}: a histogram of winning moves, but no counted moves or Grundy values", l.tiles));
+            }
+            if h.is_empty() || (h.len() > 1 && h.last() == Some(&0)) {
+                return Err(format!("level {}: its histogram of winning moves is not a list of counts ending in a non-zero one", l.tiles));
+            }
+            let sum = h.iter().try_fold(0u64, |a, &c| a.checked_add(c));
+            let got = (sum, h[0], h.get(1).copied().unwrap_or(0), h.iter().skip(2).try_fold(0u64, |a, &c| a.checked_add(c)));
+            if got != (Some(l.positions), l.losses, l.wins_one_move.unwrap_or(0), l.wins_several_moves) {
+                return Err(format!("level {}: its histogram of winning moves disagrees with its counts", l.tiles));
+            }
+        }
+        Ok(())
     }
 
     /// Checks the record of the check inside every level: format 3 only,

@@ -13,7 +13,8 @@ pub mod mapped;
 mod ranks;
 
 pub use dir::{
-    shards_of, tmp_path, write_atomic, DirError, DirLock, LossSet, TableContent, TableDir, GRUNDY_HISTOGRAM_CSV, SUMMARY_CSV, SUMMARY_JSON,
+    shards_of, tmp_path, write_atomic, DirError, DirLock, LossSet, TableContent, TableDir, GRUNDY_HISTOGRAM_CSV, SUMMARIES, SUMMARY_CSV,
+    SUMMARY_JSON, WINNING_MOVES_CSV,
 };
 pub use format::{GrundyTable, Header, Kind, ShardPlace, TableError};
 pub use manifest::{file_sha256, sha256_hex, FileEntry, LevelCheck, Manifest, ManifestError, Shard, FORMAT_NAME, MANIFEST};

@@ -192,6 +192,8 @@ fn compare_move_counts(universe: Universe, grundy_max_tiles: u32, brute: &mut Br
     let (max_rows, max_cols) = (universe.rows.unwrap_or(u32::MAX), universe.cols.unwrap_or(u32::MAX));
     for n in 1..=universe.max_tiles() {
         let mut want = (0u64, 0u64);
+        // Positions by their number of winning moves.
+        let mut histogram = vec![0u64];
         for rows in partitions(n, max_rows.min(n), max_cols.min(n)) {
             let winning = children(&rows).into_iter().filter(|(_, child)| brute.is_loss(child)).count();
             match winning {
@@ -199,9 +201,16 @@ fn compare_move_counts(universe: Universe, grundy_max_tiles: u32, brute: &mut Br
                 1 => want.0 += 1,
                 _ => want.1 += 1,
             }
+            if histogram.len() <= winning {
+                histogram.resize(winning + 1, 0);
+            }
+            histogram[winning] += 1;
         }
         let l = &m.levels[n as usize - 1];
         assert_eq!((l.wins_one_move, l.wins_several_moves), (Some(want.0), Some(want.1)), "{universe:?}: level {n}");
+        // The full histogram where the run has Grundy values, none above.
+        let want_histogram = (n <= grundy_max_tiles).then_some(histogram);
+        assert_eq!(l.winning_moves_histogram, want_histogram, "{universe:?}: level {n}'s histogram of winning moves");
     }
 }
 

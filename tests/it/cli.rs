@@ -508,7 +508,7 @@ fn count_moves_summaries_become_oeis_bfiles() {
     let tmp = TempDir::new().unwrap();
     let (t20, t12, out) = (tmp.path().join("t20"), tmp.path().join("t12"), tmp.path().join("oeis"));
     for (dir, n) in [(&t20, "20"), (&t12, "12")] {
-        let o = chomp(&["solve", "--max-tiles", n, "--count-moves", "--quiet", "--out", dir.to_str().unwrap()]);
+        let o = chomp(&["solve", "--max-tiles", n, "--grundy-max-tiles", "9", "--count-moves", "--quiet", "--out", dir.to_str().unwrap()]);
         assert_ok(&o, "solve --count-moves");
     }
     let summary = std::fs::read_to_string(t20.join("summary.csv")).unwrap();
@@ -516,6 +516,24 @@ fn count_moves_summaries_become_oeis_bfiles() {
         summary.starts_with("tiles,positions,losses,loss_percent,conjecture_ratio,max_grundy,wins_one_move,wins_several_moves\n"),
         "{summary}"
     );
+    // With Grundy values the levels also have the whole histogram of winning
+    // moves: it adds up to each level's row of summary.csv, and `chomp summary` rewrites it.
+    let histogram = std::fs::read_to_string(t20.join("winning_moves.csv")).unwrap();
+    assert!(histogram.starts_with("tiles,winning_moves,positions\n"), "{histogram}");
+    let mut by_level = std::collections::BTreeMap::<u64, [u64; 3]>::new();
+    for line in histogram.lines().skip(1) {
+        let [tiles, k, positions] = <[u64; 3]>::try_from(line.split(',').map(|c| c.parse().unwrap()).collect::<Vec<u64>>()).unwrap();
+        by_level.entry(tiles).or_default()[k.min(2) as usize] += positions;
+    }
+    assert_eq!(by_level.keys().copied().collect::<Vec<_>>(), (1..=9).collect::<Vec<_>>(), "{histogram}");
+    for line in summary.lines().skip(1).take(9) {
+        let c: Vec<&str> = line.split(',').collect();
+        let want = [c[2], c[6], c[7]].map(|x| x.parse::<u64>().unwrap());
+        assert_eq!(by_level[&c[0].parse::<u64>().unwrap()], want, "level {}: losses, one winning move, several", c[0]);
+    }
+    let merged = tmp.path().join("merged");
+    assert_ok(&chomp(&["summary", "--tables", t20.to_str().unwrap(), "--out", merged.to_str().unwrap()]), "chomp summary");
+    assert_eq!(std::fs::read_to_string(merged.join("winning_moves.csv")).unwrap(), histogram);
     let o = chomp(&["oeis", "--summary", t20.join("summary.csv").to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_ok(&o, "chomp oeis");
     let b = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();

@@ -408,7 +408,7 @@ fn refuses_damaged_tables() {
 }
 
 /// Manifests that are valid JSON with a valid checksum, yet not what the
-/// format allows (issue 10): CRLF line endings, listed names that are not
+/// format allows: CRLF line endings, listed names that are not
 /// plain relative names, top-level fields out of order. Both readers refuse
 /// each (the Rust one also where Python is missing).
 #[test]
@@ -416,7 +416,7 @@ fn both_readers_refuse_non_canonical_manifests() {
     let python = python_available();
     let tmp = scratch();
     let dir = tmp.path().join("t12");
-    chomp_solve(&dir, &["--max-tiles", "12", "--grundy-max-tiles", "12", "--quiet"]);
+    chomp_solve(&dir, &["--max-tiles", "12", "--grundy-max-tiles", "12", "--count-moves", "--quiet"]);
     // (what, damage, Python's message, chomp query's message)
     let mut cases: Vec<(String, Damage, &str, &str)> =
         vec![("CRLF line endings".into(), Damage::ManifestCrlf, "carriage return", "not in canonical form")];
@@ -430,6 +430,8 @@ fn both_readers_refuse_non_canonical_manifests() {
     }
     cases.push(("format and format_version swapped".into(), Damage::ManifestFieldsSwapped, "fields out of order", ""));
     cases.push(("a level check counting more losses than positions".into(), Damage::ManifestCheck, "checks: level 7", "checks: level 7"));
+    let disagrees = "histogram of winning moves disagrees with its counts";
+    cases.push(("a histogram of winning moves that disagrees with its level".into(), Damage::ManifestMoves, disagrees, disagrees));
     let cases: Vec<_> = cases.into_iter().enumerate().collect();
     par_map(&cases, |(i, (what, damage, py_needle, rust_needle))| {
         let copy = tmp.path().join(format!("case{i}"));
@@ -470,6 +472,8 @@ enum Damage {
     ManifestFieldsSwapped,
     /// Level 7's check counts more losses than positions (checksum recomputed).
     ManifestCheck,
+    /// Level 7's histogram of winning moves counts one loss more (checksum recomputed).
+    ManifestMoves,
 }
 
 impl Damage {
@@ -522,6 +526,13 @@ impl Damage {
                 true,
             ),
             Damage::ManifestCheck => edit_manifest(&|m| m["checks"][6]["losses"] = Value::from(1000), true),
+            Damage::ManifestMoves => edit_manifest(
+                &|m| {
+                    let h = &mut m["levels"][6]["winning_moves_histogram"][0];
+                    *h = Value::from(h.as_u64().expect("level 7's histogram of winning moves") + 1);
+                },
+                true,
+            ),
             Damage::ManifestFieldsSwapped => edit_manifest(
                 &|m| {
                     let mut fields: Vec<(String, Value)> = m.as_object().unwrap().clone().into_iter().collect();

@@ -281,14 +281,61 @@ fn published_bfiles_agree_with_the_summary_each_other_and_brute_force() {
     }
     let mut brute = crate::common::Brute::default();
     for n in 1..=40u32 {
-        let mut want = (0, 0);
-        for rows in crate::common::partitions(n, n, n) {
-            match crate::common::children(&rows).into_iter().filter(|(_, c)| brute.is_loss(c)).count() {
-                0 => {}
-                1 => want.0 += 1,
-                _ => want.1 += 1,
-            }
-        }
+        let h = brute_winning_moves(n, &mut brute);
+        let want = (h.get(1).copied().unwrap_or(0), h.iter().skip(2).sum());
         assert_eq!((one[n as usize - 1].1, several[n as usize - 1].1), want, "A112472/A112473({n}) against brute force");
+    }
+}
+
+/// Brute force's positions of `n` tiles by their number of winning moves.
+fn brute_winning_moves(n: u32, brute: &mut crate::common::Brute) -> Vec<u64> {
+    let mut h = vec![0u64];
+    for rows in crate::common::partitions(n, n, n) {
+        let k = crate::common::children(&rows).into_iter().filter(|(_, c)| brute.is_loss(c)).count();
+        if h.len() <= k {
+            h.resize(k + 1, 0);
+        }
+        h[k] += 1;
+    }
+    h
+}
+
+/// `winning_moves.csv`, the positions of each level by their number of
+/// winning moves: equal to its run's published manifest, adding up to the
+/// summary's positions, losses and the b-files' one and several winning
+/// moves, and to brute force's histogram to 30 tiles.
+#[test]
+fn published_winning_moves_agree_with_their_manifest_the_summary_bfiles_and_brute_force() {
+    let text = std::fs::read_to_string(results().join("winning_moves.csv")).unwrap();
+    assert!(text.starts_with("tiles,winning_moves,positions\n"), "header");
+    let mut levels: Vec<Vec<u64>> = Vec::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<u64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+        let (n, k, c) = (f[0] as usize, f[1] as usize, f[2]);
+        assert!(n >= levels.len() && n <= levels.len() + 1 && c > 0, "{line}: levels in order, no zero counts");
+        if n > levels.len() {
+            levels.push(Vec::new());
+        }
+        let h = levels.last_mut().unwrap();
+        assert!(k >= h.len(), "{line}: counts in order");
+        h.resize(k, 0);
+        h.push(c);
+    }
+    let m = chomp_tables::store::Manifest::read_file(&results().join("moves-grundy-100-manifest.json")).unwrap();
+    assert!(m.complete && m.count_moves && m.grundy_max_tiles == m.levels_complete, "a complete run with Grundy values on every level");
+    let from_manifest: Vec<Vec<u64>> =
+        m.levels.iter().map(|l| l.winning_moves_histogram.clone().expect("every level's histogram")).collect();
+    assert_eq!(levels, from_manifest, "winning_moves.csv against its manifest");
+    assert!(levels.len() >= 100, "the histogram reaches 100 tiles");
+    let ours = counts(&std::fs::read_to_string(results().join("summary.csv")).unwrap());
+    let (one, several) = (bfile("b112472.txt"), bfile("b112473.txt"));
+    for (i, h) in levels.iter().enumerate() {
+        let n = i as u32 + 1;
+        let got = (h.iter().sum::<u64>(), h[0], h.get(1).copied().unwrap_or(0), h.iter().skip(2).sum::<u64>());
+        assert_eq!(got, (ours[&n].0, ours[&n].1, one[i].1, several[i].1), "level {n}: positions, losses, one and several winning moves");
+    }
+    let mut brute = crate::common::Brute::default();
+    for n in 1..=30u32 {
+        assert_eq!(levels[n as usize - 1], brute_winning_moves(n, &mut brute), "level {n} against brute force");
     }
 }

@@ -44,9 +44,29 @@ LEVEL_FIELDS = ("tiles", "positions", "losses")
 LEVEL_FIELDS_GRUNDY = LEVEL_FIELDS + ("grundy_histogram",)
 #: A run that counted winning moves (`count_moves`) ends each level with these.
 LEVEL_FIELDS_MOVES = ("wins_one_move", "wins_several_moves")
+#: And, on a level with Grundy values, may add this last (FORMAT.md section 3).
+LEVEL_FIELD_HISTOGRAM = "winning_moves_histogram"
 FILE_FIELDS = ("bytes", "sha256")
 #: A format 3 table's entry also records its head (FORMAT.md section 17).
 FILE_FIELDS_HEAD = ("bytes", "sha256", "head_bytes", "head_sha256")
+
+
+def check_winning_moves(level, i, path):
+    """A level's histogram of winning moves: counts without trailing zeros that
+    add up to its positions, its losses first, then its wins with one winning
+    move, then those with several."""
+    h = level[LEVEL_FIELD_HISTOGRAM]
+    if not isinstance(h, list) or not h or (len(h) > 1 and h[-1] == 0):
+        raise corrupt(path, "invalid manifest: levels[%d].%s is not a list of counts ending in a non-zero one" % (i, LEVEL_FIELD_HISTOGRAM))
+    for k, c in enumerate(h):
+        check_int(c, "levels[%d].%s[%d]" % (i, LEVEL_FIELD_HISTOGRAM, k), path)
+    if (sum(h), h[0], h[1] if len(h) > 1 else 0, sum(h[2:])) != (
+        level["positions"],
+        level["losses"],
+        level["wins_one_move"],
+        level["wins_several_moves"],
+    ):
+        raise corrupt(path, "invalid manifest: levels[%d]: its histogram of winning moves disagrees with its counts" % i)
 
 
 def is_sharded(m):
@@ -149,11 +169,20 @@ def check_manifest(m, path, raw):
         if not isinstance(level, dict) or level.get("tiles") != i + 1:
             raise corrupt(path, "invalid manifest: levels[%d] is not level %d" % (i, i + 1))
         extra = LEVEL_FIELDS_MOVES if moves else ()
-        if tuple(level) not in (LEVEL_FIELDS + extra, LEVEL_FIELDS_GRUNDY + extra):
+        allowed = (LEVEL_FIELDS + extra, LEVEL_FIELDS_GRUNDY + extra)
+        if moves:
+            allowed += (LEVEL_FIELDS_GRUNDY + extra + (LEVEL_FIELD_HISTOGRAM,),)
+        if tuple(level) not in allowed:
             raise corrupt(
                 path,
                 "invalid manifest: levels[%d] has fields %s, not %s[, %s]%s"
-                % (i, list(level), list(LEVEL_FIELDS), LEVEL_FIELDS_GRUNDY[-1], "".join(", " + f for f in extra)),
+                % (
+                    i,
+                    list(level),
+                    list(LEVEL_FIELDS),
+                    LEVEL_FIELDS_GRUNDY[-1],
+                    "".join(", " + f for f in extra) + ("[, %s]" % LEVEL_FIELD_HISTOGRAM if moves else ""),
+                ),
             )
         check_int(level.get("positions"), "levels[%d].positions" % i, path)
         check_int(level.get("losses"), "levels[%d].losses" % i, path)
@@ -161,6 +190,8 @@ def check_manifest(m, path, raw):
             check_int(level[f], "levels[%d].%s" % (i, f), path)
         if moves and level["losses"] + level["wins_one_move"] + level["wins_several_moves"] != level["positions"]:
             raise corrupt(path, "invalid manifest: levels[%d]: losses and wins do not add up to its positions" % i)
+        if LEVEL_FIELD_HISTOGRAM in level:
+            check_winning_moves(level, i, path)
     if sharded and "shards" in m:
         check_shards(m, path)
     if "checks" in m:

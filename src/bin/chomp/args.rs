@@ -51,6 +51,8 @@ pub enum Command {
         /// Also count every win's winning moves: each level's summary gives the
         /// wins with exactly one winning move and those with several (OEIS
         /// A112472 and A112473). Costs a second mark bit per pending position.
+        /// On the levels with Grundy values, also the full histogram (positions
+        /// by their number of winning moves, winning_moves.csv).
         #[arg(long)]
         count_moves: bool,
         /// Output table directory.
@@ -225,7 +227,7 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
-    /// Write summary.csv, summary.json and grundy_histogram.csv of one or more runs (merged
+    /// Write summary.csv, summary.json, grundy_histogram.csv and winning_moves.csv of one or more runs (merged
     /// level by level; they must agree where they overlap) and, for runs reaching 92 tiles,
     /// print the conjecture ratio's trend (a least-squares line from 90 tiles on).
     Summary {
