@@ -492,25 +492,38 @@ fn fit_descriptors(cap: usize, dirs: usize) -> anyhow::Result<usize> {
     Ok(cap)
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on Ctrl-C or SIGTERM. The handlers are installed by the call,
+/// not when the future is first polled: [`run`] calls it before printing
+/// the line that says the server listens, so a signal sent as soon as the
+/// server answers stops it gracefully instead of by the default action.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
+    let (mut term, mut int) = {
+        use tokio::signal::unix::{signal, SignalKind};
+        (signal(SignalKind::terminate()).ok(), signal(SignalKind::interrupt()).ok())
     };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+    async move {
+        #[cfg(unix)]
+        {
+            let term = async {
+                match term.as_mut() {
+                    Some(s) => drop(s.recv().await),
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            let int = async {
+                match int.as_mut() {
+                    Some(s) => drop(s.recv().await),
+                    None => drop(tokio::signal::ctrl_c().await),
+                }
+            };
+            tokio::select! {
+                _ = term => {},
+                _ = int => {},
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 
@@ -546,6 +559,9 @@ impl AcceptErrors {
 async fn run(cfg: Config, state: Shared, listener: std::net::TcpListener) -> anyhow::Result<()> {
     let listener = TcpListener::from_std(listener)?;
     let local = listener.local_addr()?;
+    // Before the line below: a signal from then on stops the server gracefully.
+    let signal = shutdown_signal();
+    tokio::pin!(signal);
     // The tests and scripts read this line to find the port: the tables are loaded by now.
     println!("chomp serve: listening on http://{local}");
     use std::io::Write;
@@ -560,8 +576,6 @@ async fn run(cfg: Config, state: Shared, listener: std::net::TcpListener) -> any
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(idle).max_buf_size(MAX_HEAD.max(8192)).keep_alive(true);
     let mut errors = AcceptErrors { last: None, since: 0 };
-    let signal = shutdown_signal();
-    tokio::pin!(signal);
     loop {
         let permit = tokio::select! {
             p = accepted.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
