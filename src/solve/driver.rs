@@ -408,7 +408,7 @@ impl<'a> Levels<'a> {
         // And on the winning moves: a position's losing children are its
         // children of value 0, so the positions without one are the losses.
         if let Some(mine) = computed.moves {
-            let mut moves = sum_slices(comm, &mine);
+            let moves = sum_slices(comm, &mine);
             let grundy = (moves[0], moves.get(1).copied().unwrap_or(0), moves.iter().skip(2).sum::<u64>());
             let sieve = (losses, level.stats.wins_one_move.unwrap_or(0), level.stats.wins_several_moves.unwrap_or(0));
             if grundy != sieve {
@@ -417,10 +417,7 @@ impl<'a> Levels<'a> {
                     sieve.0, sieve.1, sieve.2, grundy.0, grundy.1, grundy.2
                 )));
             }
-            while moves.len() > 1 && moves.last() == Some(&0) {
-                moves.pop();
-            }
-            level.stats.winning_moves_histogram = Some(moves);
+            level.stats.winning_moves_histogram = Some(grundy::without_trailing_zeros(moves));
         }
         let sharded = level.ranges.is_some();
         level.written.extend(dir.write_grundy(manifest, n, values, &level.shards, sharded, self.ours(n))?);

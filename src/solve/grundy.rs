@@ -136,10 +136,15 @@ pub fn histogram(values: &[u8]) -> Vec<u64> {
     for &g in values {
         h[g as usize] += 1;
     }
-    while h.len() > 1 && h[h.len() - 1] == 0 {
-        h.pop();
+    without_trailing_zeros(h)
+}
+
+/// `counts` without its trailing zero counts (one count kept).
+pub fn without_trailing_zeros(mut counts: Vec<u64>) -> Vec<u64> {
+    while counts.len() > 1 && counts.last() == Some(&0) {
+        counts.pop();
     }
-    h
+    counts
 }
 
 /// Most rows of a position whose value is computed (one per tile).
