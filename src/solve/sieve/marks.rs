@@ -279,6 +279,84 @@ impl<'a, M: Mode> Marker<'a, M> {
     }
 }
 
+/// Marks of one level given by rank in ascending order, gathered a word
+/// at a time (one queued write a word, not one a bit); ranks this process
+/// does not own are skipped.
+pub(super) struct Ascending<'v, 'a> {
+    level: &'v MarkView<'a>,
+    /// The word gathered, and its bits to set (none: `mask == 0`).
+    word: u64,
+    mask: u64,
+    /// Ranks set (owned).
+    pub(super) count: u64,
+}
+
+impl<'v, 'a> Ascending<'v, 'a> {
+    pub(super) fn new(level: &'v MarkView<'a>) -> Self {
+        Ascending { level, word: 0, mask: 0, count: 0 }
+    }
+
+    /// Sets the owned ranks of `first .. first + len` (`len > 0`, none
+    /// smaller than a rank set before).
+    #[inline(always)]
+    pub(super) fn set_ranks<M: Mode>(&mut self, first: u64, len: u64, marker: &mut Marker<'a, M>) {
+        let level = self.level;
+        let (start, end) = (first.max(level.base), (first + len).min(level.base + level.len));
+        if start >= end {
+            return;
+        }
+        self.count += end - start;
+        for_words(start - level.base, end - level.base, |k, mask| self.or_word(k, mask, marker));
+    }
+
+    /// Sets the owned ranks `first + j` for the bits `j` of `bits` (`ones`
+    /// of them, all below `span`; none smaller than a rank set before).
+    pub(super) fn set_pattern<M: Mode>(&mut self, first: u64, bits: &[u64], span: u64, ones: u64, marker: &mut Marker<'a, M>) {
+        let level = self.level;
+        if first < level.base || first + span > level.base + level.len {
+            // Not owned whole: bit by bit.
+            for (j, &w) in bits.iter().enumerate() {
+                let mut w = w;
+                while w != 0 {
+                    self.set_ranks(first + 64 * j as u64 + u64::from(w.trailing_zeros()), 1, marker);
+                    w &= w - 1;
+                }
+            }
+            return;
+        }
+        self.count += ones;
+        let start = first - level.base;
+        let (k0, shift) = (start >> 6, start & 63);
+        for (j, &w) in bits.iter().enumerate().filter(|(_, &w)| w != 0) {
+            let k = k0 + j as u64;
+            self.or_word(k, w << shift, marker);
+            if shift > 0 && w >> (64 - shift) != 0 {
+                self.or_word(k + 1, w >> (64 - shift), marker);
+            }
+        }
+    }
+
+    /// Gathers `mask` into word `k` (no smaller than the word gathered).
+    #[inline(always)]
+    fn or_word<M: Mode>(&mut self, k: u64, mask: u64, marker: &mut Marker<'a, M>) {
+        if k != self.word {
+            debug_assert!(k > self.word || self.mask == 0, "ranks in ascending order");
+            self.flush(marker);
+            self.word = k;
+        }
+        self.mask |= mask;
+    }
+
+    /// Queues the word gathered.
+    #[inline(always)]
+    pub(super) fn flush<M: Mode>(&mut self, marker: &mut Marker<'a, M>) {
+        if self.mask != 0 {
+            let (level, k) = (self.level, self.word as usize);
+            marker.or(&level.words[k], M::twice(level, k), std::mem::take(&mut self.mask), level.plain);
+        }
+    }
+}
+
 /// Writes a mark `word |= mask`.
 #[inline(always)]
 fn or_word(word: &AtomicU64, mask: u64, plain: bool) {

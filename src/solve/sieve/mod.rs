@@ -31,6 +31,7 @@
 //! | `exchange.rs` | what travels between processes: the gathered loss sets, united by shares, and how gathered losses are pushed |
 //! | `scan.rs` | the scan of a level's unmarked positions |
 //! | `parents.rs` | the parent enumeration: every parent of a loss that this process owns, by runs, columns and new rows |
+//! | `by_levels.rs` | the parents that grow a run, when they are many (the equal-armed hook's): level by level, in rank order, the last rows laid down as bit patterns |
 //! | `marks.rs` | setting mark bits: per-thread views, the ring of prefetched marks, the rule of plain (non-atomic) marks, and the two marking modes ([`marks::Plain`], [`marks::Counting`]) |
 //! | `suffix.rs` | the ranking's contributions laid out by suffix |
 //!
@@ -38,6 +39,7 @@
 //! parent whose rank it owns); a thread marks through its **view** of the
 //! held bits ([`marks::MarkView`]).
 
+mod by_levels;
 mod counts;
 mod exchange;
 mod marks;

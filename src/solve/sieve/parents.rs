@@ -46,6 +46,10 @@ pub(super) struct Parents<'a> {
     /// test of ownership, and the marks of a top row's loop are counted at
     /// once ([`PushScratch::diff`]).
     pub(super) whole: bool,
+    /// A run with at least about this many parents has them marked level
+    /// by level, in rank order ([`Parents::by_levels`]; 0: every run, for
+    /// tests).
+    pub(super) by_levels_min: u64,
 }
 
 /// Per-task buffers of [`Parents::push_parents`] (kept to avoid allocating per
@@ -222,6 +226,7 @@ impl<'a> Parents<'a> {
             two_rows,
             levels_of_top_row,
             whole,
+            by_levels_min: super::by_levels::BY_LEVELS_FROM,
             workers,
             bound,
             enumerated: AtomicU64::new(0),
@@ -530,6 +535,8 @@ impl<'a> Parents<'a> {
                 let by_columns = a > 0 && t > w && self.by_suffix.planes == 1 && !Self::many(&run, t - 1, 0, 0);
                 if a == 0 && !self.whole {
                     self.top_run_owned(&run, below, growths, marker, counts);
+                } else if self.by_levels(&run) {
+                    self.push_run_by_levels::<M>(&run, below, counts);
                 } else {
                     match (by_columns, owned) {
                         (true, true) => self.columns::<_, true>(&run, 0, t, run.suffix_below, below, 0, marker, diff),
@@ -844,12 +851,18 @@ impl<'a> Parents<'a> {
     /// between `low` and `w`: at most `C(j + 1 + w − low, j + 1)`) are many
     /// enough to share among threads.
     pub(super) fn many(r: &Run<'_>, j: u32, sum: u32, low: u32) -> bool {
+        Self::many_than(r, j, sum, low, parallel_parents())
+    }
+
+    /// [`Parents::many`], with the threshold given: the growths of rows
+    /// `0 ..= j` number at least about `threshold`.
+    pub(super) fn many_than(r: &Run<'_>, j: u32, sum: u32, low: u32, threshold: u64) -> bool {
         let room = r.w.min(r.dmax - sum).saturating_sub(low);
         // C(j + 1 + room, j + 1) < 2^(j + 1 + room): most runs stop at this test.
-        if j == 0 || (j + 1 + room < 64 && 1u64 << (j + 1 + room) < parallel_parents()) {
+        if j == 0 || (j + 1 + room < 64 && 1u64 << (j + 1 + room) < threshold) {
             return false;
         }
-        (1..=j + 1).map(|i| (room as f64 + i as f64) / i as f64).product::<f64>() >= parallel_parents() as f64
+        (1..=j + 1).map(|i| (room as f64 + i as f64) / i as f64).product::<f64>() >= threshold as f64
     }
 
     /// The growths `μ` of an inner run (`a > 0`, one plane), enumerated by
@@ -927,13 +940,18 @@ impl<'a> Parents<'a> {
         acc: u64,
         count: &mut u64,
     ) {
-        let rows_here = c.t - j; // rows that may still be added, this one included
-                                 // No bound cuts the completions of `left` tiles with parts <= prev:
-                                 // they are one contiguous rank range (clipped to the owned ranks).
-                                 // Nor when the bound (rows unbounded: the canonical cut) leaves one
-                                 // or two rows too few: the completions with too many rows are then
-                                 // `1^left` and `2 1^(left−2)`, the first two ranks (as in `Ranking::walk`).
-        let skip = if rows_here >= left {
+        // Rows that may still be added, this one included.
+        let rows_here = c.t - j;
+        // No bound cuts the completions of `left` tiles with parts <= prev:
+        // they are one contiguous rank range (clipped to the owned ranks).
+        // Nor when the bound (rows unbounded: the canonical cut) leaves one
+        // or two rows too few: the completions with too many rows are then
+        // `1^left` and `2 1^(left−2)`, the first two ranks (as in `Ranking::walk`).
+        // Nor in a box when the rows left are all the box's: the completions
+        // are the ranks the ranking counts there (the L shape `[c, c − 1]`
+        // of a `c`-square box: one range a level, not one mark a parent).
+        let i = c.k + j;
+        let skip = if rows_here >= left || i + rows_here == self.max_rows {
             Some(0)
         } else if left - rows_here <= 2 && self.by_suffix.planes == 1 {
             Some((left - rows_here).min(prev) as u64)
@@ -941,7 +959,7 @@ impl<'a> Parents<'a> {
             None
         };
         if let Some(skip) = skip {
-            let n = self.ranking.q(left, left, prev);
+            let n = if rows_here >= left { self.ranking.q(left, left, prev) } else { self.ranking.q(left, rows_here, prev) };
             let (start, end) = ((acc + skip).max(level.base), (acc + n).min(level.base + level.len));
             if start < end {
                 marker.steps += end - start;
@@ -952,7 +970,6 @@ impl<'a> Parents<'a> {
         }
         let lo = left.div_ceil(rows_here);
         let hi = prev.min(left);
-        let i = c.k + j;
         for m in lo..=hi {
             let r = acc + self.ranking.contribution(left, i, m);
             let rest = left - m;

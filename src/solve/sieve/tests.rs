@@ -132,7 +132,8 @@ fn pushes_mark_exactly_the_parents_here() {
                     // a scanned one or the conjugate of one.
                     let known =
                         if u.is_symmetric() && l.height() > l.width() { Losses::Conjugates { rows: l.height() } } else { Losses::Scanned };
-                    for kind in [Losses::Any, known] {
+                    // Runs marked by growths at every level at once, or level by level.
+                    for (kind, by_levels_min) in [Losses::Any, known].into_iter().flat_map(|k| [(k, u64::MAX), (k, 0)]) {
                         // The shares: the first or the second half of every level.
                         let mut marks = Vec::new();
                         let mut base = Vec::new();
@@ -155,7 +156,8 @@ fn pushes_mark_exactly_the_parents_here() {
                             marks.push((m > n).then(|| MappedBits::anonymous(len).unwrap()));
                             base.push(b);
                         }
-                        let ctx = Parents::new(&ranking, &by_suffix, &marks, &[], &base, &[]);
+                        let mut ctx = Parents::new(&ranking, &by_suffix, &marks, &[], &base, &[]);
+                        ctx.by_levels_min = by_levels_min;
                         let whole =
                             (n + 1..=top).all(|m| base[m as usize] == 0 && marks[m as usize].as_ref().unwrap().len() == ranking.size(m));
                         assert_eq!(ctx.whole, whole, "{u:?} split {split}");
@@ -190,7 +192,7 @@ fn pushes_mark_exactly_the_parents_here() {
                             })
                             .map(|(m, r, _)| (m, r))
                             .collect();
-                        assert_eq!(got, want, "{u:?}, split {split}, {kind:?}: the parents of {l:?}");
+                        assert_eq!(got, want, "{u:?}, split {split}, {kind:?}, runs by levels from {by_levels_min}: the parents of {l:?}");
                     }
                 }
             }
