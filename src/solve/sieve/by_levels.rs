@@ -53,8 +53,7 @@ impl<'a> Parents<'a> {
         }
         // The patterns' rows: about C(cap − b + rows + 1, rows + 1), times 1.5 for the shorter ones.
         // (A top run's room is the universe's width, unbounded: the sizes bound it.)
-        let (rows, room) = (PATTERN_ROWS.min(r.t) + 1, r.w.min(r.dmax) + 1);
-        let making = 1.5 * (1..=rows).map(|i| (room as f64 + i as f64) / i as f64).product::<f64>();
+        let making = 1.5 * Self::growths_bound(r.w.min(r.dmax) + 1, PATTERN_ROWS.min(r.t) + 1);
         Self::many_than(r, r.t - 1, 0, 0, (8.0 * making) as u64)
     }
 
@@ -71,17 +70,8 @@ impl<'a> Parents<'a> {
         }
         // (A top run's room is the universe's width: unbounded, bounded here by the sizes.)
         let cap = r.b + r.w.min(r.dmax);
-        let mut rows = RunRows {
-            ranking: self.ranking,
-            a: r.a,
-            end,
-            b: r.b,
-            first_min: r.first_min,
-            below: sb,
-            tail: &tail,
-            dense: sb == 0 && end >= self.max_rows,
-            patterns: None,
-        };
+        let mut rows =
+            RunRows { ranking: self.ranking, a: r.a, end, b: r.b, first_min: r.first_min, below: sb, tail: &tail, patterns: None };
         rows.patterns = Some(Patterns::new(&rows, cap));
         let found: Vec<(usize, u64)> = (r.dmin..r.dmax.min(r.t.saturating_mul(r.w)) + 1)
             .into_par_iter()
@@ -180,7 +170,7 @@ impl Patterns {
                         continue;
                     }
                     offsets.clear();
-                    rows.walk(rows.end - left, s, prev, 0, &mut |hit| match hit {
+                    rows.walk(i, s, prev, 0, &mut |hit| match hit {
                         Hit::Ranks(first, len) => offsets.extend(first..first + len),
                         Hit::Pattern(..) => unreachable!("no patterns while patterns are made"),
                     });
@@ -230,9 +220,6 @@ struct RunRows<'r> {
     below: u32,
     /// `tail[i − a]`: the contribution of rows `i .. end` all of length `b`.
     tail: &'r [u64],
-    /// No position has a row below `end` (the universe's row bound): the
-    /// parents of a level that share rows `a .. end − 2` are consecutive ranks.
-    dense: bool,
     /// The last rows' patterns, for a run with many parents.
     patterns: Option<Patterns>,
 }
@@ -265,17 +252,10 @@ impl RunRows<'_> {
             return hit(Hit::Ranks(acc + rk.contribution(s + sb, i, s), 1));
         }
         if left == 2 {
-            // The last row is s − v, one parent for each v, in ascending
-            // rank order; consecutive ranks when no row can follow (each v
-            // has one completion, the row s − v).
-            let rank = |v: u32| acc + rk.contribution(s + sb, i, v) + rk.contribution(s - v + sb, i + 1, s - v);
-            if self.dense {
-                let first = rank(lo);
-                debug_assert_eq!(rank(hi), first + u64::from(hi - lo), "consecutive ranks");
-                return hit(Hit::Ranks(first, u64::from(hi - lo) + 1));
-            }
+            // The last row is s − v: one parent for each v, in ascending
+            // rank order.
             for v in lo..=hi {
-                hit(Hit::Ranks(rank(v), 1));
+                hit(Hit::Ranks(acc + rk.contribution(s + sb, i, v) + rk.contribution(s - v + sb, i + 1, s - v), 1));
             }
             return;
         }

@@ -862,7 +862,13 @@ impl<'a> Parents<'a> {
         if j == 0 || (j + 1 + room < 64 && 1u64 << (j + 1 + room) < threshold) {
             return false;
         }
-        (1..=j + 1).map(|i| (room as f64 + i as f64) / i as f64).product::<f64>() >= threshold as f64
+        Self::growths_bound(room, j + 1) >= threshold as f64
+    }
+
+    /// `C(room + rows, rows)`, in floating point: the partitions with at
+    /// most `rows` parts, each at most `room`, number at most this.
+    pub(super) fn growths_bound(room: u32, rows: u32) -> f64 {
+        (1..=rows).map(|i| (room as f64 + i as f64) / i as f64).product()
     }
 
     /// The growths `μ` of an inner run (`a > 0`, one plane), enumerated by
