@@ -6,13 +6,15 @@
 # Resumes any box run under way. Wall time and peak memory of each run go to
 # $OUT/boxes-times.txt.
 #
-# Usage: scripts/boxes.sh [SIDE]      (SIDE: largest square, default 20: the published files)
+# Usage: scripts/boxes.sh [SIDE]      (SIDE: largest square, default 21: the published files)
+#   21: about 1 h 50 min and 17.7 GiB for the square with MAX_MEMORY=34G (four windows)
 #   20: about an hour and 8.3 GiB for the square (chomp solve --dry-run first)
 #   18: about 3 min and 0.6 GiB for the square, 5 min for 10x42 on 2 cores
-# Environment: OUT (default out), CHOMP (default target/release/chomp).
+# Environment: OUT (default out), CHOMP (default target/release/chomp), MAX_MEMORY
+# (passed to the square's chomp solve --max-memory; default: what the system leaves).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SIDE=${1:-20}
+SIDE=${1:-21}
 OUT=${OUT:-out}
 B=${CHOMP:-target/release/chomp}
 if [ -z "${CHOMP:-}" ]; then cargo build --release --locked --quiet; fi
@@ -25,7 +27,9 @@ solve_box() {
   if [ -f "$dir/manifest.json" ] && grep -q '"complete": true' "$dir/manifest.json"; then
     echo "$dir: complete"
   else
-    /usr/bin/time -f "box ${r}x${c}: %e s wall, %M KiB peak" -a -o "$times" "$B" solve --rows "$r" --cols "$c" --out "$dir" --quiet
+    local limit=()
+    if [ "$r" = "$SIDE" ] && [ "$c" = "$SIDE" ] && [ -n "${MAX_MEMORY:-}" ]; then limit=(--max-memory "$MAX_MEMORY"); fi
+    /usr/bin/time -f "box ${r}x${c}: %e s wall, %M KiB peak" -a -o "$times" "$B" solve --rows "$r" --cols "$c" --out "$dir" --quiet "${limit[@]}"
     tail -1 "$times"
   fi
   cp "$dir/manifest.json" "results/box-${r}x${c}-manifest.json"
