@@ -202,6 +202,25 @@ fn published_box_manifests_agree_with_boxes_csv() {
         assert_eq!(Some(positions), chomp_tables::read::openings::binomial(r + c, r).map(|b| b - 1), "{name}: positions");
         let losses: u64 = m.levels.iter().map(|l| l.losses).sum();
         assert_eq!(Some(&losses), boxes.get(&(r, c)), "{name}: losses against boxes.csv");
+        // Its published summary, where there is one, is the run's own file, byte
+        // for byte, and lists the manifest's losses level by level.
+        let summary = results().join(format!("box-{r}x{c}-summary.csv"));
+        if summary.is_file() {
+            let bytes = std::fs::read(&summary).unwrap();
+            let entry = &m.files["summary.csv"];
+            assert_eq!((bytes.len() as u64, sha256_hex(&bytes)), (entry.bytes, entry.sha256.clone()), "{name}: its summary");
+            let rows: Vec<(u32, u64, u64)> = String::from_utf8(bytes)
+                .unwrap()
+                .lines()
+                .skip(1)
+                .map(|l| {
+                    let f: Vec<&str> = l.split(',').collect();
+                    (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap())
+                })
+                .collect();
+            let levels: Vec<(u32, u64, u64)> = m.levels.iter().map(|l| (l.tiles, l.positions, l.losses)).collect();
+            assert_eq!(rows, levels, "{name}: its summary's levels");
+        }
         seen.push((r, c));
     }
     let side = openings_square();
