@@ -21,14 +21,35 @@ const COUNT_MOVES_COST: f64 = 1.5;
 /// levels: a window after the first, or the first window of a resumed
 /// run): the window's positions at this rate per core, plus the decided
 /// losses walked at [`REPUSH_LOSSES_PER_CORE`]. Fitted on 2 cores to the
-/// 21×21 box's window 184–205 (9.5·10¹⁰ positions, about 6·10⁸ losses
-/// below it: 32–41 min, the cores shared) and the run to 150 tiles'
-/// windows 147–148 and 149–150 (6.4·10¹⁰ and 7.8·10¹⁰ positions, 3.4·10⁹
-/// and 4.1·10⁹ losses below: about 40 min each).
+/// run to 150 tiles' windows 147–148 and 149–150 (6.4·10¹⁰ and 7.8·10¹⁰
+/// positions, 3.4·10⁹ and 4.1·10⁹ losses below: about 40 min each).
 const REPUSH_POSITIONS_PER_CORE: f64 = 23e6;
 /// Decided losses walked per second per core when a window opens (see
 /// [`REPUSH_POSITIONS_PER_CORE`]).
 const REPUSH_LOSSES_PER_CORE: f64 = 1.9e6;
+/// The same two rates in a box, where the runs with billions of parents
+/// are marked level by level (`sieve::by_levels`): a least-squares fit on
+/// 2 cores to the 21×21 box's three re-pushes of 2026-12-07 (windows
+/// 196–221, 222–251 and 252–441: 1.31·10¹¹, 1.46·10¹¹ and 1.18·10¹¹
+/// positions, about 13.5, 17.6 and 22 min; the fit gives 13.0, 18.3 and
+/// 21.7). The losses are those the estimate expects ([`expected_losses`]:
+/// 2.0·10⁹, 3.8·10⁹ and 5.7·10⁹ below the windows), about three times the
+/// box's own (its losses are sparser than a tile run's), so the rate is
+/// fitted to them.
+const BOX_REPUSH_POSITIONS_PER_CORE: f64 = 140e6;
+/// Decided losses walked per second per core when a box's window opens
+/// (see [`BOX_REPUSH_POSITIONS_PER_CORE`]).
+const BOX_REPUSH_LOSSES_PER_CORE: f64 = 3.25e6;
+
+/// The re-push rates of a universe, positions and losses per second per
+/// core: a box's, or a tile run's.
+fn repush_rates(universe: &crate::Universe) -> (f64, f64) {
+    if universe.rows.is_some() && universe.cols.is_some() {
+        (BOX_REPUSH_POSITIONS_PER_CORE, BOX_REPUSH_LOSSES_PER_CORE)
+    } else {
+        (REPUSH_POSITIONS_PER_CORE, REPUSH_LOSSES_PER_CORE)
+    }
+}
 /// Grundy child look-ups per second per core, measured likewise (the run
 /// to 120 tiles: 175–210 M at levels 100–120).
 const GRUNDY_LOOKUPS_PER_CORE: f64 = 170e6;
@@ -196,6 +217,7 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hol
     let threads = threads.max(1) as f64;
     // The word sieve solves a box in one bit set: no windows.
     let windowed = super::words::chosen(ranking.universe(), hold).is_none();
+    let (repush_positions, repush_losses) = repush_rates(ranking.universe());
     let mut open_until = 0;
     let mut out = Vec::new();
     for n in first..=ranking.max_tiles() {
@@ -210,7 +232,7 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hol
             if n > 1 {
                 let held: u64 = (n..=open_until).map(|m| ranking.size(m)).sum();
                 let decided: u64 = (1..n).map(|m| expected_losses(ranking.size(m))).sum();
-                repush_seconds = (held as f64 / REPUSH_POSITIONS_PER_CORE + decided as f64 / REPUSH_LOSSES_PER_CORE) / threads;
+                repush_seconds = (held as f64 / repush_positions + decided as f64 / repush_losses) / threads;
             }
         }
         seconds += repush_seconds;
@@ -451,6 +473,23 @@ mod tests {
         }
         let est = preflight(&ranking, &plan, 30, 2, Holding::SOLO);
         assert!(est.iter().all(|e| e.window_end.is_none() && e.repush_seconds == 0.0));
+    }
+
+    #[test]
+    fn a_box_window_is_priced_at_the_box_rates() {
+        // 10x42 is past the word sieve: a resumed run opens a window.
+        let universe = crate::Universe::boxed(10, 42);
+        let ranking = Ranking::new(&universe).unwrap();
+        assert!(crate::solve::words::chosen(&universe, Holding::SOLO).is_none());
+        let est = preflight(&ranking, &Plan::new(universe, 0), 200, 2, Holding::SOLO);
+        let end = est[0].window_end.expect("a window opens at the first level left");
+        let held: u64 = (200..=end).map(|m| ranking.size(m)).sum();
+        let decided: u64 = (1..200).map(|m| expected_losses(ranking.size(m))).sum();
+        let want = (held as f64 / BOX_REPUSH_POSITIONS_PER_CORE + decided as f64 / BOX_REPUSH_LOSSES_PER_CORE) / 2.0;
+        assert!((est[0].repush_seconds - want).abs() <= 1e-9 * want && want > 0.0);
+        // A tile run's rates would price it otherwise.
+        let tiles = (held as f64 / REPUSH_POSITIONS_PER_CORE + decided as f64 / REPUSH_LOSSES_PER_CORE) / 2.0;
+        assert!((tiles - want).abs() > 0.01 * want);
     }
 
     #[test]
