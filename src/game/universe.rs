@@ -90,6 +90,12 @@ impl Universe {
         self.tiles.unwrap_or(u32::MAX).min(area)
     }
 
+    /// Whether both sides are bounded: the positions that fit an `r × c`
+    /// box (a tile bound may cut them further).
+    pub fn is_box(&self) -> bool {
+        self.rows.is_some() && self.cols.is_some()
+    }
+
     /// Whether conjugation maps the universe onto itself (equal row and column bounds).
     pub fn is_symmetric(&self) -> bool {
         self.rows == self.cols

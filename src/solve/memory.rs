@@ -44,7 +44,7 @@ const BOX_REPUSH_LOSSES_PER_CORE: f64 = 3.25e6;
 /// The re-push rates of a universe, positions and losses per second per
 /// core: a box's, or a tile run's.
 fn repush_rates(universe: &crate::Universe) -> (f64, f64) {
-    if universe.rows.is_some() && universe.cols.is_some() {
+    if universe.is_box() {
         (BOX_REPUSH_POSITIONS_PER_CORE, BOX_REPUSH_LOSSES_PER_CORE)
     } else {
         (REPUSH_POSITIONS_PER_CORE, REPUSH_LOSSES_PER_CORE)

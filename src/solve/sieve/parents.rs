@@ -234,7 +234,7 @@ impl<'a> Parents<'a> {
             sym: universe.is_symmetric(),
             max_rows: universe.rows.unwrap_or(u32::MAX),
             max_cols: universe.cols.unwrap_or(u32::MAX),
-            boxed: universe.rows.is_some() && universe.cols.is_some(),
+            boxed: universe.is_box(),
             by_suffix,
             views,
         }
