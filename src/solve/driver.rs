@@ -20,7 +20,7 @@ use crate::report::summary::LevelStats;
 use crate::store::mapped::{map_read_only, MappedBytes};
 use crate::store::{shards_of, FileEntry, Manifest, TableDir};
 use memmap2::Mmap;
-use roaring::RoaringTreemap;
+use roaring::{MultiOps, RoaringTreemap};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -205,6 +205,7 @@ fn run_levels(
     }
     let mut mine = std::mem::take(&mut run.mine);
     mine.enumeration_steps = run.frontier.enumerated();
+    mine.mark_bytes = run.frontier.peak_held_bytes();
     mine.wait_seconds = timed.seconds() - waited_before;
     mine.compute_seconds = levels_started.elapsed().as_secs_f64() - mine.wait_seconds;
     let cpu_waited = timed.cpu_seconds() - cpu_waited_before;
@@ -287,9 +288,11 @@ impl<'a> Levels<'a> {
             on_event(&window(&frontier, manifest.levels_complete + 1));
         }
         let mut grundy_maps: Vec<Option<Mmap>> = vec![None];
+        let mut table_bytes_read = 0;
         if manifest.levels_complete > 0 {
             on_event(&Event::Resumed { levels_complete: manifest.levels_complete });
-            reload(ranking, plan, dir, work, manifest, words.is_none().then_some(&mut frontier), &mut grundy_maps, comm)?;
+            table_bytes_read =
+                reload(ranking, plan, dir, work, manifest, words.is_none().then_some(&mut frontier), &mut grundy_maps, comm)?;
         }
         let checker = Checker::new(opts.check_samples);
         if comm.is_root() && !checker.active(manifest) && manifest.levels_complete < top {
@@ -302,7 +305,7 @@ impl<'a> Levels<'a> {
             grundy_maps,
             checker,
             shard_limit: plan.shard_limit(ranking),
-            mine: ProcessWork { process: comm.process(), ..Default::default() },
+            mine: ProcessWork { process: comm.process(), table_bytes_read, ..Default::default() },
             checkpointed: Instant::now(),
             cx,
         })
@@ -479,7 +482,8 @@ impl<'a> Levels<'a> {
         }
         self.frontier.open_epoch(ranking, comm).map_err(io_err(work))?;
         on_event(&window(&self.frontier, n + 1));
-        push_from_tables(ranking, dir, manifest, &mut self.frontier, n)
+        self.mine.table_bytes_read += push_from_tables(ranking, dir, manifest, &mut self.frontier, n, comm)?;
+        Ok(())
     }
 }
 
@@ -524,17 +528,79 @@ fn gather_entries(written: &[(String, FileEntry)], comm: &dyn Comm) -> Vec<(Stri
 
 /// Pushes the losses of levels `1..=decided`, read back from their tables,
 /// into the pending levels held (after a resume, or when a window opens).
+/// Returns the bytes of tables this process read.
+///
+/// With several processes each table is read, checked and decoded by one
+/// process (table `s` of level `n` by process `(s + n) mod K`, its
+/// writer's rule), and the level's losses are gathered as roaring sets: K
+/// processes read the tables once between them, not K times. A process
+/// that cannot read its table says so in the gather, and every process
+/// returns the first such error (in process order): none is left waiting
+/// in a collective.
 pub(super) fn push_from_tables(
     ranking: &Ranking,
     dir: &TableDir,
     manifest: &Manifest,
     frontier: &mut Frontier,
     decided: u32,
-) -> Result<(), JobError> {
+    comm: &dyn Comm,
+) -> Result<u64, JobError> {
+    let mut read = 0;
+    let size_of = |tiles: u32, shard: usize| {
+        let names = TableDir::table_names(manifest, crate::store::Kind::Losses, tiles);
+        names.get(shard).and_then(|name| manifest.files.get(name)).map_or(0, |e| e.bytes)
+    };
     for n in 1..=decided {
-        frontier.push_decided(ranking, n, &dir.read_losses(manifest, n)?, decided + 1);
+        if comm.processes() == 1 {
+            read += (0..manifest.level_shards(n).len()).map(|s| size_of(n, s)).sum::<u64>();
+            frontier.push_decided(ranking, n, &dir.read_losses(manifest, n)?, decided + 1);
+            continue;
+        }
+        let (me, k) = (comm.process(), comm.processes());
+        let mine = (|| {
+            let mut set = RoaringTreemap::new();
+            for (s, shard) in manifest.level_shards(n).iter().enumerate() {
+                if (s + n as usize) % k != me {
+                    continue;
+                }
+                let ranks = dir.read_loss_shard(manifest, n, s)?;
+                read += size_of(n, s);
+                set.append(ranks.iter().map(|r| shard.first + u64::from(r)))
+                    .expect("a shard's ranks, increasing, after the shards before it");
+            }
+            Ok::<_, JobError>(set)
+        })();
+        let all = gather_read(comm, mine)?;
+        frontier.push_decided(ranking, n, &all, decided + 1);
     }
-    Ok(())
+    Ok(read)
+}
+
+/// Every process's part of a level read back from its tables, united, on
+/// every process; or the first process's error, on every process.
+fn gather_read(comm: &dyn Comm, mine: Result<RoaringTreemap, JobError>) -> Result<RoaringTreemap, JobError> {
+    let bytes = match &mine {
+        Ok(set) => {
+            let mut b = vec![0u8];
+            set.serialize_into(&mut b).expect("writing to memory");
+            b
+        }
+        Err(e) => [&[1u8][..], e.to_string().as_bytes()].concat(),
+    };
+    let mut sets = Vec::new();
+    for (process, part) in comm.all_gather(&bytes).into_iter().enumerate() {
+        match part.split_first() {
+            Some((0, set)) => sets.push(RoaringTreemap::deserialize_from(set).expect("a bitmap serialized by a peer process")),
+            Some((_, why)) => {
+                return Err(match mine {
+                    Err(e) if process == comm.process() => e,
+                    _ => JobError::Refused(format!("process {process}: {}", String::from_utf8_lossy(why))),
+                })
+            }
+            None => unreachable!("every process sends a tag"),
+        }
+    }
+    Ok(sets.union())
 }
 
 /// A level's Grundy cells in the node's shared file `path`, zero: the
@@ -571,11 +637,12 @@ fn reload(
     frontier: Option<&mut Frontier>,
     grundy_maps: &mut Vec<Option<Mmap>>,
     comm: &dyn Comm,
-) -> Result<(), JobError> {
+) -> Result<u64, JobError> {
     let decided = manifest.levels_complete;
-    if let Some(frontier) = frontier {
-        push_from_tables(ranking, dir, manifest, frontier, decided)?;
-    }
+    let read = match frontier {
+        Some(frontier) => push_from_tables(ranking, dir, manifest, frontier, decided, comm)?,
+        None => 0,
+    };
     for n in 1..=decided.min(plan.grundy_max_tiles) {
         if comm.node_processes() == 1 {
             // Alone on its node, as for the levels it computes: anonymous
@@ -596,5 +663,5 @@ fn reload(
         comm.node_barrier();
         grundy_maps.push(Some(map_read_only(&raw).map_err(io_err(&raw))?));
     }
-    Ok(())
+    Ok(read)
 }

@@ -135,6 +135,12 @@ pub struct ProcessWork {
     /// other processes divided among them), in KiB: the processes' shares
     /// add up to what the node holds.
     pub pss_kib: u64,
+    /// The most bytes of mark bits (with their thread copies) it held at
+    /// once: its shares of a window's levels ([`crate::index::split::Layout`]).
+    pub mark_bytes: u64,
+    /// Bytes of decided tables it read back (on a resume and when a window
+    /// opens): each table is read by one process and its losses gathered.
+    pub table_bytes_read: u64,
 }
 
 impl ProcessWork {
@@ -155,6 +161,8 @@ impl ProcessWork {
             self.wait_seconds.to_bits(),
             self.cpu_seconds.to_bits(),
             self.compute_cpu_seconds.to_bits(),
+            self.mark_bytes,
+            self.table_bytes_read,
         ]
         .iter()
         .flat_map(|v| v.to_le_bytes())
@@ -179,6 +187,8 @@ impl ProcessWork {
             wait_seconds: f64::from_bits(v[11]),
             cpu_seconds: f64::from_bits(v[12]),
             compute_cpu_seconds: f64::from_bits(v[13]),
+            mark_bytes: v[14],
+            table_bytes_read: v[15],
         }
     }
 }
@@ -204,6 +214,8 @@ mod tests {
             peak_kib: 19,
             rss_kib: 23,
             pss_kib: 29,
+            mark_bytes: 31,
+            table_bytes_read: 37,
         };
         assert_eq!(ProcessWork::from_bytes(&w.to_bytes()), w);
     }

@@ -124,7 +124,7 @@ pub fn prove_on(dir: &Path, max_memory: Option<u64>, comm: &dyn Comm, mut on_lev
         if n == frontier.horizon() && n < top {
             // The next window: every stored loss decided so far, pushed into it.
             frontier.open_epoch(&ranking, comm).map_err(|e| format!("cannot map the mark bits: {e}"))?;
-            super::driver::push_from_tables(&ranking, &dir, &m, &mut frontier, n).map_err(|e| e.to_string())?;
+            super::driver::push_from_tables(&ranking, &dir, &m, &mut frontier, n, comm).map_err(|e| e.to_string())?;
         }
     }
     Ok(top)

@@ -6,7 +6,7 @@
 
 use super::common::contents;
 use chomp_tables::cluster::{Comm, Ordered, ThreadCluster};
-use chomp_tables::solve::{run, run_on, Event, Options, Plan};
+use chomp_tables::solve::{run, run_on, Event, Options, Plan, ProcessWork};
 use chomp_tables::{Manifest, TableDir, Universe};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -201,4 +201,112 @@ fn the_proof_on_several_processes_finds_what_one_finds() {
     let err = prove(&damaged, None, |_| {}).unwrap_err();
     assert!(err.starts_with("level 29: ") && (err.contains(&lost) || err.contains(&gained)), "{err}");
     assert!(prove(&values, None, |_| {}).unwrap_err().starts_with("level 26: "));
+}
+
+/// Every process's report (`Event::Processes`, on process 0) of a run of
+/// `plan` on `cluster`, after checking its bytes against one process's;
+/// and one process's report.
+fn reports(cluster: ThreadCluster, plan: &Plan, opts: impl Fn(&Path) -> Options) -> (Vec<ProcessWork>, ProcessWork) {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("one");
+    let mut alone = Vec::new();
+    run(plan, &opts(&one), |e| {
+        if let Event::Processes(w) = e {
+            alone = w.clone();
+        }
+    })
+    .unwrap();
+    let out = tmp.path().join("cluster");
+    let got = std::sync::Mutex::new(Vec::new());
+    all_ok(on_cluster(cluster, plan, &opts(&out), |p, e| {
+        if let (0, Event::Processes(w)) = (p, e) {
+            *got.lock().unwrap() = w.clone();
+        }
+    }));
+    assert_eq!(contents(&out), contents(&one), "{} processes", cluster.processes);
+    (got.into_inner().unwrap(), alone.remove(0))
+}
+
+/// The largest of `xs` over their mean.
+fn max_over_mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let xs: Vec<f64> = xs.collect();
+    xs.iter().cloned().fold(0.0, f64::max) / (xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// The division itself: with 4 processes each holds about a quarter of the
+/// mark bits (its shares of equal positions), pushes about a quarter of
+/// the marks, scans about a quarter of the positions, and enumerates well
+/// under half of one process's parents.
+#[test]
+fn four_processes_divide_the_marks_and_the_work() {
+    let (k, plan) = (4, Plan::new(Universe::tiles(72), 0));
+    let (all, one) = reports(cluster(k, 2, 1 << 20), &plan, |out| Options::new(out));
+    assert_eq!(all.len(), k);
+    let bytes = max_over_mean(all.iter().map(|w| w.mark_bytes as f64));
+    assert!(bytes <= 1.15, "mark bytes max/mean {bytes:.3}: {:?}", all.iter().map(|w| w.mark_bytes).collect::<Vec<_>>());
+    let total_bytes: u64 = all.iter().map(|w| w.mark_bytes).sum();
+    assert!(total_bytes <= one.mark_bytes + one.mark_bytes / 10, "{total_bytes} bytes of marks in all, one process {}", one.mark_bytes);
+    let marks: u64 = all.iter().map(|w| w.marks).sum();
+    assert_eq!(marks, one.marks, "every mark pushed once, by its owner");
+    for w in &all {
+        let (m, s, e) = (
+            w.marks as f64 / one.marks as f64,
+            w.scanned as f64 / one.scanned as f64,
+            w.enumeration_steps as f64 / one.enumeration_steps as f64,
+        );
+        assert!((0.15..=0.35).contains(&m), "process {}: {m:.3} of the marks", w.process);
+        assert!((0.10..=0.40).contains(&s), "process {}: {s:.3} of the positions scanned", w.process);
+        assert!(e <= 0.5, "process {}: {e:.3} of one process's enumeration", w.process);
+    }
+}
+
+/// Sharded levels on three processes (tables dealt round robin), every
+/// gather in so small pieces that a level's losses take several rounds.
+#[test]
+fn three_processes_write_sharded_levels_in_several_rounds_of_pieces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan { shard_positions: Some(5000), ..Plan::new(Universe::tiles(48), 30) };
+    let want = one_process(&plan, &tmp.path().join("one"));
+    assert!(want.keys().any(|f| f.ends_with("-0003.cht")), "levels in several shards");
+    let out = tmp.path().join("three");
+    let (piece, k) = (256, 3);
+    let largest = std::sync::atomic::AtomicU64::new(0);
+    all_ok(on_cluster(cluster(k, 2, piece), &plan, &Options::new(&out), |p, e| {
+        if let (0, Event::Level(r)) = (p, e) {
+            largest.fetch_max(r.largest_gather_bytes, std::sync::atomic::Ordering::Relaxed);
+        }
+    }));
+    assert_eq!(contents(&out), want);
+    // A gather of this many bytes in all took more than four rounds of `piece` bytes a process.
+    let largest = largest.into_inner();
+    assert!(largest > (4 * k * piece) as u64, "the largest gather: {largest} bytes");
+}
+
+/// A resume on 4 processes reads each decided table once between them.
+#[test]
+fn a_resume_on_four_processes_reads_the_tables_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan::new(Universe::tiles(60), 0);
+    let out = tmp.path().join("four");
+    let opts = Options { checkpoint_seconds: 0.0, ..Options::new(&out) };
+    let got = on_cluster(cluster(4, 2, 1 << 20), &plan, &opts, |p, e| {
+        if p == 2 && matches!(e, Event::Started { tiles: 50 }) {
+            panic!("stopped in level 50");
+        }
+    });
+    assert!(got.iter().all(Result::is_err));
+    let saved = TableDir::new(&out).read_manifest().unwrap();
+    let decided = saved.levels_complete;
+    assert!(decided >= 40, "levels saved: {decided}");
+    let table_bytes: u64 = (1..=decided).map(|n| saved.files[&format!("losses/L{n:04}.cht")].bytes).sum();
+    let read = std::sync::Mutex::new(Vec::new());
+    all_ok(on_cluster(cluster(4, 2, 1 << 20), &plan, &opts, |p, e| {
+        if let (0, Event::Processes(w)) = (p, e) {
+            *read.lock().unwrap() = w.iter().map(|w| w.table_bytes_read).collect();
+        }
+    }));
+    let read = read.into_inner().unwrap();
+    let sum: u64 = read.iter().sum();
+    assert!(sum >= table_bytes && sum * 5 <= table_bytes * 6, "{read:?} bytes read, the tables hold {table_bytes}");
+    assert!(read.iter().all(|&r| r > 0), "every process reads some tables: {read:?}");
 }

@@ -3,7 +3,7 @@
 //! when this process pushes them ([`Losses`], [`Push`]).
 
 use crate::cluster::Comm;
-use roaring::{MultiOps, RoaringTreemap};
+use roaring::{MultiOps, RoaringBitmap, RoaringTreemap};
 use std::ops::Range;
 
 /// What is known of the losses [`Frontier::push_losses`] pushes.
@@ -66,18 +66,58 @@ pub(super) fn all_gather_sets(comm: &dyn Comm, mine: &[RoaringTreemap]) -> Vec<R
 /// process for the whole level, cost each of 4 processes about 3–5 % of
 /// its compute at 100 tiles. The pieces lie in disjoint rank ranges: their
 /// union places containers side by side (but for one at each boundary).
-pub(super) fn unite_by_shares(comm: &dyn Comm, sets: Vec<RoaringTreemap>, held: Range<u64>) -> RoaringTreemap {
+pub(super) fn unite_by_shares(comm: &dyn Comm, sets: Vec<RoaringTreemap>, held: &[Range<u64>]) -> RoaringTreemap {
     let expected: u64 = sets.iter().map(RoaringTreemap::len).sum();
-    let piece = sets
-        .into_iter()
-        .map(|mut set| {
-            set.remove_range(..held.start);
-            set.remove_range(held.end..);
-            set
-        })
-        .union();
+    let piece = sets.iter().map(|set| within(set, held)).union();
+    drop(sets);
     let all = all_gather_sets(comm, &[piece]).pop().unwrap_or_default();
     // Disjoint sets, and shares that tile the level: every loss once.
     assert_eq!(all.len(), expected, "the pieces of the level's losses add up to its sets");
     all
+}
+
+/// The members of `set` within `ranges` (disjoint), copying only the
+/// bitmaps (of 2³² ranks each) that meet them.
+fn within(set: &RoaringTreemap, ranges: &[Range<u64>]) -> RoaringTreemap {
+    let mut out = Vec::new();
+    for (high, bitmap) in set.bitmaps() {
+        // The bitmap's ranks, lo .. hi (2^64 for the last, in u128).
+        let (lo, hi) = (u128::from(high) << 32, (u128::from(high) + 1) << 32);
+        let mut piece: Option<RoaringBitmap> = None;
+        for r in ranges {
+            let (a, b) = (u128::from(r.start).max(lo), u128::from(r.end).min(hi));
+            if a >= b {
+                continue;
+            }
+            let mut part = bitmap.clone();
+            if a > lo {
+                part.remove_range(..(a - lo) as u32);
+            }
+            if b < hi {
+                part.remove_range((b - lo) as u32..);
+            }
+            piece = Some(match piece {
+                None => part,
+                Some(p) => p | part,
+            });
+        }
+        if let Some(p) = piece.filter(|p| !p.is_empty()) {
+            out.push((high, p));
+        }
+    }
+    RoaringTreemap::from_bitmaps(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_keeps_exactly_the_members_in_the_ranges() {
+        let set: RoaringTreemap = [0u64, 5, 9, 1 << 32, (1 << 32) + 7, 3 << 32, (3 << 32) + 1, u64::MAX - 1].into_iter().collect();
+        for ranges in [vec![], vec![0..10], vec![1..6, 9..(1 << 32) + 1], vec![(1 << 32) + 1..(3 << 32) + 1, (3 << 32) + 1..u64::MAX]] {
+            let want: RoaringTreemap = set.iter().filter(|r| ranges.iter().any(|g| g.contains(r))).collect();
+            assert_eq!(within(&set, &ranges), want, "{ranges:?}");
+        }
+    }
 }

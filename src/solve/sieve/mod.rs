@@ -66,12 +66,8 @@ use crate::store::SortedRanks;
 use rayon::prelude::*;
 use roaring::{MultiOps, RoaringTreemap};
 use std::io;
+use std::ops::RangeInclusive;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// How processes share an epoch's levels: the bits of a share cost memory
-/// for all its positions, its work falls on canonical ones; balance both,
-/// the work first.
-const SHARES: split::Balance = split::Balance::Both;
 
 /// A loss whose run (or, in a box, new rows below it) leads to at least
 /// this many parents pushes them from every thread (the environment
@@ -109,28 +105,28 @@ pub struct LevelLosses {
 /// The pending levels: one mark bit per position of every level not yet
 /// decided, holding the marks pushed by the losses of the decided levels.
 ///
-/// With several processes each owns a contiguous rank range of every level
-/// (its share of the scan) and holds the marks of that range only. The
-/// ranges of an epoch's levels are cut at the same units (top row, second
-/// row) at every level ([`split::Cuts`]): the parents that keep a loss's
-/// top row are then, at every pending level, the process's that found the
+/// With several processes each owns some rank ranges of every level (its
+/// shares of the scan, [`split::Layout`]) and holds the marks of those
+/// ranges only. The shares of an epoch's levels are cut at the same units
+/// (top row, second row) at every level: the parents that keep a loss's
+/// top row are then, at every pending level, the share's that found the
 /// loss, which pushes them from its rows, where cuts made level by level
 /// rose with the level and left other processes to unrank and walk the
-/// loss again. Shares balance, summed over the epoch, all positions (the
-/// memory of their bits) and canonical ones (the work of marks and scan,
-/// denser where top rows are long, and cheaper) at once, the work weighing
-/// more ([`split::WORK_WEIGHT`]): with 4 processes the largest enumerates
-/// 0.31 of one process's parents, computes about a third of its time and
-/// peaks under half its memory. Bits are on huge
-/// pages only where canonical positions are dense ([`split::dense_from`]):
-/// the first share is mostly tall positions, rarely marked. Each process
-/// pushes the losses its scan finds at once, from their rows, marking only
-/// the parents it owns; the others' losses are gathered (as roaring sets,
-/// and held as one while they are pushed) and pushed from their ranks:
-/// unranked where this process may own a parent that keeps a loss's top
-/// row, else only its top run's growths, read off the rank (the conjugates
-/// of scanned losses are exchanged by number of rows, which bounds those
-/// growths).
+/// loss again. Shares hold equal positions (equal mark bits), and each
+/// process holds [`split::STRIPES`] of them, dealt back and forth so that
+/// the work balances too: the first shares are mostly tall positions,
+/// rarely canonical (rarely marked or scanned), the last are dense. A
+/// process sieves each of its shares as one [`Stripe`] (its own mark bits,
+/// scan and pushes: the parent enumeration is per share, unchanged). Bits
+/// are on huge pages only where canonical positions are dense
+/// ([`split::dense_from`]). Each share pushes the losses its scan finds at
+/// once, from their rows, marking only the parents it owns; the other
+/// losses (other processes', and this process's other shares') are
+/// gathered (as roaring sets, and held as one while they are pushed) and
+/// pushed from their ranks: unranked where the share may own a parent that
+/// keeps a loss's top row, else only its top run's growths, read off the
+/// rank (the conjugates of scanned losses are exchanged by number of rows,
+/// which bounds those growths).
 pub struct Frontier {
     /// Largest level.
     top: u32,
@@ -138,27 +134,68 @@ pub struct Frontier {
     horizon: u32,
     /// The share and window of the mark bits held.
     hold: Holding,
-    /// Mark bits of this process's range of each level (`None` for decided levels).
-    marks: Vec<Option<MappedBits>>,
-    /// When counting moves: the second mark bits of the same ranges, set by
-    /// a position's second push and later ones ([`marks::MarkView::twice`]).
-    twice: Vec<Option<MappedBits>>,
-    /// First rank of this process's range of each level (of the current epoch).
-    base: Vec<u64>,
-    /// The processes' shares of the current epoch's levels: one cut for all of them.
-    cuts: split::Cuts,
+    /// Who owns which ranks of the current epoch's levels.
+    layout: split::Layout,
+    /// This process's shares of the current epoch, in rank order.
+    stripes: Vec<Stripe>,
     /// Marks pushed into each level by this process.
     pushed: Vec<u64>,
     /// Parents this process enumerated (ranks computed, owned or not).
     enumerated: u64,
     /// The ranking's contributions, by suffix.
     by_suffix: BySuffix,
+    /// Thread copies hold at most this share of the bytes of the marks held.
+    copy_share: f64,
+    /// The most bytes of mark bits and copies held at once so far.
+    peak_held: u64,
+}
+
+/// One share of the current epoch held by this process: the mark bits of
+/// its rank range of each pending level.
+struct Stripe {
+    /// Its index among the layout's shares.
+    share: usize,
+    /// Mark bits of the share's range of each level (`None` for decided levels).
+    marks: Vec<Option<MappedBits>>,
+    /// When counting moves: the second mark bits of the same ranges, set by
+    /// a position's second push and later ones ([`marks::MarkView::twice`]).
+    twice: Vec<Option<MappedBits>>,
+    /// First rank of the share's range of each level.
+    base: Vec<u64>,
     /// Each thread's own copy of a level's mark bits but the first thread's
     /// (empty: the threads share the level's bits), ORed into them before
     /// the level is scanned: see [`Frontier::copy_levels`].
     copies: Vec<Vec<MappedBits>>,
-    /// Thread copies hold at most this share of the bytes of the marks held.
-    copy_share: f64,
+}
+
+impl Stripe {
+    fn new(share: usize, top: u32) -> Self {
+        let none = || (0..=top).map(|_| None).collect();
+        Stripe { share, marks: none(), twice: none(), base: vec![0; top as usize + 1], copies: (0..=top).map(|_| Vec::new()).collect() }
+    }
+
+    /// The rank range held at level `n`.
+    fn held(&self, n: u32, len: u64) -> std::ops::Range<u64> {
+        self.base[n as usize]..self.base[n as usize] + len
+    }
+
+    /// ORs the threads' copies of level `n` into its marks (every push into
+    /// the level is done), freeing them.
+    fn merge_copies(&mut self, n: u32, marks: &mut MappedBits) {
+        const CHUNK: usize = 1 << 12;
+        for copy in std::mem::take(&mut self.copies[n as usize]) {
+            marks.words_mut().par_chunks_mut(CHUNK).zip(copy.words().par_chunks(CHUNK)).for_each(|(into, from)| {
+                for (x, y) in into.iter_mut().zip(from) {
+                    *x |= y.load(Ordering::Relaxed);
+                }
+            });
+        }
+    }
+
+    /// The parent enumeration into this share's bits.
+    fn parents<'a>(&'a self, ranking: &'a Ranking, by_suffix: &'a BySuffix) -> Parents<'a> {
+        Parents::new(ranking, by_suffix, &self.marks, &self.twice, &self.base, &self.copies)
+    }
 }
 
 /// Thread copies of the mark bits of the next pending levels may hold at
@@ -230,14 +267,10 @@ impl Frontier {
     /// When the memory cannot be mapped.
     pub fn new(ranking: &Ranking, decided: u32, comm: &dyn Comm, hold: Holding) -> io::Result<Self> {
         let top = ranking.max_tiles();
-        let (marks, base) = ((0..=top).map(|_| None).collect(), vec![0; top as usize + 1]);
-        let twice = (0..=top).map(|_| None).collect();
-        let cuts = split::Cuts::whole();
+        let (layout, stripes) = (split::Layout::whole(), Vec::new());
         let by_suffix = BySuffix::new(ranking);
-        let copies = (0..=top).map(|_| Vec::new()).collect();
         let (pushed, copy_share) = (vec![0; top as usize + 1], copy_share());
-        let mut f =
-            Frontier { top, horizon: decided, marks, twice, base, cuts, pushed, enumerated: 0, by_suffix, hold, copies, copy_share };
+        let mut f = Frontier { top, horizon: decided, layout, stripes, pushed, enumerated: 0, by_suffix, hold, copy_share, peak_held: 0 };
         if decided < top {
             f.open_epoch(ranking, comm)?;
         }
@@ -255,13 +288,17 @@ impl Frontier {
     pub fn epoch_end(ranking: &Ranking, n: u32, hold: Holding) -> u32 {
         let mut end = Self::box_epoch_end(ranking, n);
         if let Some(window) = hold.window {
+            // An even share first, then the layout's largest share.
             let mut held = 0;
             for m in n..=end {
-                held += Self::bytes(ranking, m, m, hold);
+                held += Self::even_bytes(ranking, m, m, hold);
                 if held > window && m > n {
                     end = m - 1;
                     break;
                 }
+            }
+            while end > n && Self::bytes(ranking, n, end, hold) > window {
+                end -= 1;
             }
         }
         end
@@ -302,17 +339,23 @@ impl Frontier {
     pub fn open_epoch(&mut self, ranking: &Ranking, comm: &dyn Comm) -> io::Result<()> {
         let from = self.horizon + 1;
         let end = Self::epoch_end(ranking, from, self.hold);
-        self.cuts = split::Cuts::new(ranking, from..=end, SHARES, comm.processes());
-        for n in from..=end {
-            let range = self.cuts.range(ranking, n, comm.process());
-            self.base[n as usize] = range.start;
-            let dense = split::dense_from(ranking, n).saturating_sub(range.start);
-            self.marks[n as usize] = Some(MappedBits::anonymous_dense_from(range.end - range.start, dense)?);
-            if self.hold.count_moves {
-                self.twice[n as usize] = Some(MappedBits::anonymous_dense_from(range.end - range.start, dense)?);
+        // Every level of the previous epoch is decided: its shares hold nothing.
+        debug_assert!(self.stripes.iter().all(|s| s.marks.iter().all(Option::is_none)));
+        self.layout = split::Layout::new(ranking, from..=end, comm.processes());
+        self.stripes = self.layout.shares_of(comm.process()).into_iter().map(|share| Stripe::new(share, self.top)).collect();
+        for stripe in &mut self.stripes {
+            for n in from..=end {
+                let range = self.layout.range(ranking, n, stripe.share);
+                stripe.base[n as usize] = range.start;
+                let dense = split::dense_from(ranking, n).saturating_sub(range.start);
+                stripe.marks[n as usize] = Some(MappedBits::anonymous_dense_from(range.end - range.start, dense)?);
+                if self.hold.count_moves {
+                    stripe.twice[n as usize] = Some(MappedBits::anonymous_dense_from(range.end - range.start, dense)?);
+                }
             }
         }
         self.horizon = end;
+        self.peak_held = self.peak_held.max(self.held_bytes());
         Ok(())
     }
 
@@ -330,7 +373,20 @@ impl Frontier {
 
     /// Bytes of the mark sets held now (with the second bits and the threads' copies).
     pub fn held_bytes(&self) -> u64 {
-        bit_bytes(self.marks.iter().flatten().chain(self.twice.iter().flatten()).chain(self.copies.iter().flatten()))
+        self.stripes
+            .iter()
+            .map(|s| bit_bytes(s.marks.iter().flatten().chain(s.twice.iter().flatten()).chain(s.copies.iter().flatten())))
+            .sum()
+    }
+
+    /// The most bytes of mark sets (with the threads' copies) held at once so far.
+    pub fn peak_held_bytes(&self) -> u64 {
+        self.peak_held
+    }
+
+    /// The layout of the current epoch: who owns which ranks.
+    pub fn layout(&self) -> &split::Layout {
+        &self.layout
     }
 
     /// Bytes of the mark sets a process holds while level `n` is pending
@@ -345,25 +401,40 @@ impl Frontier {
         let (end, threads) = (Self::epoch_end(ranking, n, hold), rayon::current_num_threads());
         let marks = Self::bytes(ranking, n, end, hold);
         let above = if n < end { Self::bytes(ranking, n + 1, end, hold) } else { 0 };
-        marks + copy_budget(marks, copy_share(), hold, threads).min(above * (threads as u64).saturating_sub(1))
+        Self::with_copies(marks, above, hold, threads)
     }
 
-    /// The bytes of the mark bits of a process's share of levels `from..=to`.
+    /// The bytes of the mark bits of the largest process's shares of
+    /// levels `from..=to`, held as one epoch ([`split::Layout`]).
     fn bytes(ranking: &Ranking, from: u32, to: u32, hold: Holding) -> u64 {
+        if hold.processes == 1 {
+            return Self::even_bytes(ranking, from, to, hold);
+        }
+        let layout = split::Layout::new(ranking, from..=to, hold.processes);
+        (0..hold.processes).map(|p| Self::share_bytes(ranking, &layout, from..=to, p, hold)).max().unwrap_or(0)
+    }
+
+    /// The bytes of the mark bits of an even share of levels `from..=to`.
+    fn even_bytes(ranking: &Ranking, from: u32, to: u32, hold: Holding) -> u64 {
         (from..=to).map(|m| ranking.size(m).div_ceil(hold.processes as u64).div_ceil(64) * 8 * hold.bits()).sum()
     }
 
-    /// ORs the threads' copies of level `n` into its marks (every push into
-    /// the level is done), freeing them.
-    fn merge_copies(&mut self, n: u32, marks: &mut MappedBits) {
-        const CHUNK: usize = 1 << 12;
-        for copy in std::mem::take(&mut self.copies[n as usize]) {
-            marks.words_mut().par_chunks_mut(CHUNK).zip(copy.words().par_chunks(CHUNK)).for_each(|(into, from)| {
-                for (x, y) in into.iter_mut().zip(from) {
-                    *x |= y.load(Ordering::Relaxed);
-                }
-            });
-        }
+    /// The bytes of the mark bits `process` holds of `levels` in `layout`
+    /// (each share's range of a level in whole words, as [`Frontier::open_epoch`] maps them).
+    pub fn share_bytes(ranking: &Ranking, layout: &split::Layout, levels: RangeInclusive<u32>, process: usize, hold: Holding) -> u64 {
+        let shares = layout.shares_of(process);
+        levels
+            .map(|m| {
+                shares.iter().map(|&s| layout.range(ranking, m, s)).map(|r| (r.end - r.start).div_ceil(64) * 8 * hold.bits()).sum::<u64>()
+            })
+            .sum()
+    }
+
+    /// The bytes of mark bits and (at most) thread copies of `threads`
+    /// threads a process holds while level `n` is pending, of `marks` bytes
+    /// of its shares of levels `n..=end` of which `above` are above `n`.
+    pub fn with_copies(marks: u64, above: u64, hold: Holding, threads: usize) -> u64 {
+        marks + copy_budget(marks, copy_share(), hold, threads).min(above * (threads as u64).saturating_sub(1))
     }
 
     /// Gives every thread but the first its own copy of the mark bits of
@@ -382,41 +453,57 @@ impl Frontier {
     /// be mapped is not made.
     fn copy_levels(&mut self, n: u32) {
         let threads = rayon::current_num_threads();
-        let marks = bit_bytes(self.marks.iter().flatten());
-        let mut copies = bit_bytes(self.copies.iter().flatten());
+        let marks: u64 = self.stripes.iter().map(|s| bit_bytes(s.marks.iter().flatten())).sum();
+        let mut copies: u64 = self.stripes.iter().map(|s| bit_bytes(s.copies.iter().flatten())).sum();
         let budget = copy_budget(marks, self.copy_share, self.hold, threads);
         if budget == 0 {
             return;
         }
+        // A level is copied in every share or in none.
         for m in (n + 1..=self.horizon).rev() {
-            let Some(level) = &self.marks[m as usize] else { continue };
-            if !self.copies[m as usize].is_empty() {
+            let levels: Vec<&MappedBits> = self.stripes.iter().filter_map(|s| s.marks[m as usize].as_ref()).collect();
+            if levels.is_empty() || self.stripes.iter().any(|s| !s.copies[m as usize].is_empty()) {
                 continue;
             }
-            let cost = (threads as u64 - 1) * bit_bytes(std::iter::once(level));
+            let cost = (threads as u64 - 1) * bit_bytes(levels.into_iter());
             if copies + cost > budget {
                 break;
             }
-            let Ok(made) = (1..threads).map(|_| MappedBits::anonymous(level.len())).collect::<io::Result<Vec<_>>>() else { break };
-            self.copies[m as usize] = made;
+            let made: io::Result<Vec<Vec<MappedBits>>> = self
+                .stripes
+                .iter()
+                .map(|s| {
+                    let len = s.marks[m as usize].as_ref().map_or(0, MappedBits::len);
+                    (1..threads).map(|_| MappedBits::anonymous(len)).collect()
+                })
+                .collect();
+            let Ok(made) = made else { break };
+            for (stripe, made) in self.stripes.iter_mut().zip(made) {
+                stripe.copies[m as usize] = made;
+            }
             copies += cost;
         }
+        self.peak_held = self.peak_held.max(self.held_bytes());
     }
 
     /// Pushes the losses `ranks` of the decided level `n` (gathered from
     /// every process, or read back from its table on resume or when an
-    /// epoch opens) into this process's range of the held levels above `from − 1`.
+    /// epoch opens) into this process's ranges of the held levels above `from − 1`.
     pub fn push_decided(&mut self, ranking: &Ranking, n: u32, ranks: &(impl SortedRanks + ?Sized), from: u32) {
-        self.push_losses(ranking, n, ranks, from, Losses::Any, 0..0);
+        for s in 0..self.stripes.len() {
+            self.push_losses(s, ranking, n, ranks, from, Losses::Any, 0..0);
+        }
     }
 
-    /// [`Frontier::push_decided`] for losses of a known `kind`: those of
-    /// which this process owns only parents that grow the top run are
-    /// pushed from their ranks, without unranking them ([`Parents::push_top_run`]).
-    /// The ranks in `skip` are not pushed.
+    /// [`Frontier::push_decided`] into share `s` (of [`Frontier::stripes`])
+    /// for losses of a known `kind`: those of which the share owns only
+    /// parents that grow the top run are pushed from their ranks, without
+    /// unranking them ([`Parents::push_top_run`]). The ranks in `skip` are
+    /// not pushed.
     #[allow(clippy::too_many_arguments)]
     fn push_losses(
         &mut self,
+        s: usize,
         ranking: &Ranking,
         n: u32,
         ranks: &(impl SortedRanks + ?Sized),
@@ -425,9 +512,9 @@ impl Frontier {
         skip: std::ops::Range<u64>,
     ) {
         if self.hold.count_moves {
-            self.push_losses_as::<Counting>(ranking, n, ranks, from, kind, skip)
+            self.push_losses_as::<Counting>(s, ranking, n, ranks, from, kind, skip)
         } else {
-            self.push_losses_as::<Plain>(ranking, n, ranks, from, kind, skip)
+            self.push_losses_as::<Plain>(s, ranking, n, ranks, from, kind, skip)
         }
     }
 
@@ -435,6 +522,7 @@ impl Frontier {
     #[allow(clippy::too_many_arguments)]
     fn push_losses_as<M: Mode>(
         &mut self,
+        s: usize,
         ranking: &Ranking,
         n: u32,
         ranks: &(impl SortedRanks + ?Sized),
@@ -446,7 +534,7 @@ impl Frontier {
             return;
         }
         let (dmin, dmax) = (from - n, self.horizon - n);
-        let ctx = Parents::new(ranking, &self.by_suffix, &self.marks, &self.twice, &self.base, &self.copies);
+        let ctx = self.stripes[s].parents(ranking, &self.by_suffix);
         ctx.check_mode::<M>();
         let top = self.top;
         // Tasks cut by rank (a compact set is not indexed by position):
@@ -454,7 +542,7 @@ impl Frontier {
         let size = ranking.size(n);
         let tasks = ranks.count().div_ceil(TASK_LOSSES).max(1);
         let width = size.div_ceil(tasks).max(1);
-        // Only the losses that may have a parent this process owns, each
+        // Only the losses that may have a parent this share owns, each
         // with the sizes of those parents.
         let spans = ctx.loss_spans(n, dmin, dmax);
         let counts = on_worker(|| {
@@ -481,12 +569,13 @@ impl Frontier {
                 .map(|(scratch, _)| scratch.counts)
                 .reduce(|| vec![0; top as usize + 1], add_counts)
         });
+        let enumerated = ctx.enumerated.load(Ordering::Relaxed);
         self.pushed = add_counts(std::mem::take(&mut self.pushed), counts);
-        self.enumerated += ctx.enumerated.load(Ordering::Relaxed);
+        self.enumerated += enumerated;
     }
 
     /// Decides level `n` (every smaller level decided and pushed): collects
-    /// the unmarked positions of this process's range of the level, gathers
+    /// the unmarked positions of this process's ranges of the level, gathers
     /// every process's, and pushes each loss to the parents this process
     /// owns at every pending level. Every process ends with the same losses.
     pub fn sieve_level(&mut self, ranking: &Ranking, n: u32, comm: &dyn Comm) -> LevelLosses {
@@ -499,37 +588,105 @@ impl Frontier {
 
     /// [`Frontier::sieve_level`] with marks of mode `M` (the run's).
     fn sieve_level_as<M: Mode>(&mut self, ranking: &Ranking, n: u32, comm: &dyn Comm) -> LevelLosses {
-        let sym = ranking.universe().is_symmetric();
-        let (me, ranks) = (comm.process(), comm.processes());
-        let mut marks = self.marks[n as usize].take().expect("level n is pending");
-        let twice = self.twice[n as usize].take();
-        self.merge_copies(n, &mut marks);
+        let processes = comm.processes();
+        // Every share's bits of level n, with its threads' copies ORed in.
+        let mut levels = Vec::with_capacity(self.stripes.len());
+        for stripe in &mut self.stripes {
+            let mut marks = stripe.marks[n as usize].take().expect("level n is pending");
+            let twice = stripe.twice[n as usize].take();
+            stripe.merge_copies(n, &mut marks);
+            levels.push((marks, twice));
+        }
         self.copy_levels(n);
-        let base = self.base[n as usize];
-        let held = base..base + marks.len();
+        // Each share's scan: its losses (pushed at once into the share),
+        // and their conjugates by rows.
+        let (mut scanned, mut several) = (0, None::<u64>);
+        let mut found: Vec<Vec<RoaringTreemap>> = Vec::with_capacity(self.stripes.len());
+        let mut held = Vec::with_capacity(self.stripes.len());
+        for (s, (marks, twice)) in levels.into_iter().enumerate() {
+            held.push(self.stripes[s].held(n, marks.len()));
+            let (mine, count, twice_count) = self.scan_share::<M>(s, ranking, n, processes, &marks, twice.as_ref());
+            drop((marks, twice));
+            scanned += count;
+            several = twice_count.map(|c| several.unwrap_or(0) + c);
+            found.push(mine);
+        }
+        // The scanned losses, then their conjugates with 1, 2, … rows (none
+        // has 0), of all this process's shares.
+        let mine: Vec<RoaringTreemap> = if found.len() == 1 {
+            std::mem::take(&mut found[0])
+        } else {
+            let width = found.iter().map(Vec::len).max().unwrap_or(1);
+            (0..width).map(|i| found.iter().filter_map(|sets| sets.get(i)).union()).collect()
+        };
+        // The level's losses: one union of the sets, which turns a container
+        // held by several into a bitmap once (ORing the sets in one by one
+        // copied an array container at every set that shares it: the
+        // conjugates by rows share many, and every process unites them all).
+        let all = if processes == 1 {
+            mine.union()
+        } else {
+            // Exchange the losses, and push into each share the losses it
+            // did not find. Every parent is owned by one share, which marks
+            // it once: from its scan's rows when it found the loss, from the
+            // gathered ranks when another did (unranked, one look-up a tile,
+            // unless only its top run's growths are owned there).
+            let sets = all_gather_sets(comm, &mine);
+            for s in 0..self.stripes.len() {
+                for (i, set) in sets.iter().enumerate() {
+                    if i == 0 {
+                        // The scanned losses in this share's ranks are its own.
+                        self.push_losses(s, ranking, n, set, n + 1, Losses::Scanned, held[s].clone());
+                        continue;
+                    }
+                    // (None of them is this share's when it has no set of this index.)
+                    let others = found[s].get(i).map(|m| set - m);
+                    let kind = Losses::Conjugates { rows: i as u32 };
+                    self.push_losses(s, ranking, n, others.as_ref().unwrap_or(set), n + 1, kind, 0..0);
+                }
+            }
+            unite_by_shares(comm, sets, &held)
+        };
+        LevelLosses { ranks: all, marks: self.pushed[n as usize], scanned, several }
+    }
+
+    /// Scans share `s`'s bits `marks` of level `n` for unmarked positions
+    /// (and, for a canonical loss with fewer rows than columns, adds its
+    /// conjugate, which the scan skips), pushing each loss at once, from
+    /// the rows the scan found, to the parents the share owns. Returns the
+    /// losses scanned then their conjugates by rows (all in one set with
+    /// one process), the positions scanned and, when counting moves, the
+    /// positions with two or more losing children.
+    fn scan_share<M: Mode>(
+        &mut self,
+        s: usize,
+        ranking: &Ranking,
+        n: u32,
+        processes: usize,
+        marks: &MappedBits,
+        twice: Option<&MappedBits>,
+    ) -> (Vec<RoaringTreemap>, u64, Option<u64>) {
+        let sym = ranking.universe().is_symmetric();
+        let stripe = &self.stripes[s];
+        let base = stripe.base[n as usize];
         let top = self.top;
-        let ctx = Parents::new(ranking, &self.by_suffix, &self.marks, &self.twice, &self.base, &self.copies);
+        let ctx = stripe.parents(ranking, &self.by_suffix);
         ctx.check_mode::<M>();
         let dmax = self.horizon - n;
-        // Scan this process's range of the level for unmarked positions
-        // (and, for a canonical loss with fewer rows than columns, add its
-        // conjugate, which the scan skips). Each loss is pushed at once, from
-        // the rows the scan found, to the parents this process owns; with
-        // several processes the others push it once all are known (below).
         let spans = ctx.loss_spans(n, 1, dmax);
         let sizes_of = |rank: u64| {
             let at = spans.partition_point(|s| s.range.end <= rank);
             spans.get(at).filter(|s| s.range.contains(&rank)).map(|s| s.sizes)
         };
-        let shares = self.cuts.units(ranking, n, me);
+        let units = self.layout.units(ranking, n, stripe.share);
         let (found, conjugates, scanned, counts) = on_worker(|| {
-            shares
+            units
                 .par_iter()
                 .fold(Acc::<M>::new(top), |mut acc, prefix| {
                     let Acc { scratch, found, conjugates, scanned, conj } = &mut acc;
                     let mut scan = Unmarked {
                         ranking,
-                        marks: &marks,
+                        marks,
                         base,
                         buf: Vec::new(),
                         f: |rank: u64, rows: &[u8]| {
@@ -541,7 +698,7 @@ impl Frontier {
                                 conjugate_rows_into(rows, conj);
                                 let crank = ranking.rank_rows(conj);
                                 // By number of rows, for the exchange (one process, one set).
-                                let rows = if ranks == 1 { 1 } else { rows[0] as usize };
+                                let rows = if processes == 1 { 1 } else { rows[0] as usize };
                                 if conjugates.len() <= rows {
                                     conjugates.resize_with(rows + 1, Found::default);
                                 }
@@ -559,41 +716,13 @@ impl Frontier {
                 .reduce(Acc::new(top), Acc::merge)
                 .into_parts()
         });
-        drop(marks);
         // Every losing child of the level's positions has pushed them.
-        let several = twice.map(|t| counts::several(ranking, n, &t, base, sym));
-        self.enumerated += ctx.enumerated.load(Ordering::Relaxed);
+        let several = twice.map(|t| counts::several(ranking, n, t, base, sym));
+        let enumerated = ctx.enumerated.load(Ordering::Relaxed);
+        self.enumerated += enumerated;
         self.pushed = add_counts(std::mem::take(&mut self.pushed), counts);
-        // The scanned losses, then their conjugates with 1, 2, … rows (none has 0).
-        let mine: Vec<RoaringTreemap> = std::iter::once(found).chain(conjugates.into_iter().skip(1)).map(Found::finish).collect();
-        // The level's losses: one union of the sets, which turns a container
-        // held by several into a bitmap once (ORing the sets in one by one
-        // copied an array container at every set that shares it: the
-        // conjugates by rows share many, and every process unites them all).
-        let all = if ranks == 1 {
-            mine.union()
-        } else {
-            // Exchange the losses, and push the others' losses to the
-            // parents this process owns. Every parent is owned by one
-            // process, which marks it once: from its scan's rows when it
-            // found the loss, from the gathered ranks when another did
-            // (unranked, one look-up a tile, unless only its top run's
-            // growths are owned here).
-            let sets = all_gather_sets(comm, &mine);
-            for (i, set) in sets.iter().enumerate() {
-                if i == 0 {
-                    // The scanned losses in this process's ranks are its own.
-                    self.push_losses(ranking, n, set, n + 1, Losses::Scanned, held.clone());
-                    continue;
-                }
-                // (None of them is this process's when it has no set of this index.)
-                let others = mine.get(i).map(|m| set - m);
-                let kind = Losses::Conjugates { rows: i as u32 };
-                self.push_losses(ranking, n, others.as_ref().unwrap_or(set), n + 1, kind, 0..0);
-            }
-            unite_by_shares(comm, sets, held)
-        };
-        LevelLosses { ranks: all, marks: self.pushed[n as usize], scanned, several }
+        let mine = std::iter::once(found).chain(conjugates.into_iter().skip(1)).map(Found::finish).collect();
+        (mine, scanned, several)
     }
 }
 

@@ -25,10 +25,12 @@ fn solve_on(ranking: &Ranking, threads: usize, share: f64) -> (Vec<Vec<u64>>, u6
     rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
         let mut f = Frontier::new(ranking, 0, &crate::cluster::Solo, Holding::SOLO).unwrap();
         f.copy_share = share;
-        let plain = Parents::new(ranking, &f.by_suffix, &f.marks, &f.twice, &f.base, &f.copies).views[0].iter().all(|o| o.is_plain());
+        let plain = f.stripes[0].parents(ranking, &f.by_suffix).views[0].iter().all(|o| o.is_plain());
         let mut copied = 0;
-        let losses =
-            super::super::in_memory::sieve_levels(ranking, f, |f| copied = copied.max(bit_bytes(f.copies.iter().flatten()))).unwrap();
+        let losses = super::super::in_memory::sieve_levels(ranking, f, |f| {
+            copied = copied.max(f.stripes.iter().map(|s| bit_bytes(s.copies.iter().flatten())).sum::<u64>())
+        })
+        .unwrap();
         (losses, copied, plain)
     })
 }
@@ -71,7 +73,7 @@ fn marks_through_thread_views_only_on_the_pool_they_were_made_for() {
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     let f = one.install(|| Frontier::new(&ranking, 0, &crate::cluster::Solo, Holding::SOLO).unwrap());
-    let ctx = one.install(|| Parents::new(&ranking, &f.by_suffix, &f.marks, &f.twice, &f.base, &f.copies));
+    let ctx = one.install(|| f.stripes[0].parents(&ranking, &f.by_suffix));
     assert!(ctx.bound && ctx.views[0].iter().all(|o| o.is_plain()));
     let loss = ranking.unrank(2, 1).unwrap();
     let push = || {
@@ -94,7 +96,7 @@ fn marks_count_if_and_only_if_the_levels_hold_second_bits() {
     let ranking = Ranking::new(&Universe::tiles(20)).unwrap();
     for count_moves in [false, true] {
         let f = Frontier::new(&ranking, 0, &crate::cluster::Solo, Holding { count_moves, ..Holding::SOLO }).unwrap();
-        let ctx = Parents::new(&ranking, &f.by_suffix, &f.marks, &f.twice, &f.base, &f.copies);
+        let ctx = f.stripes[0].parents(&ranking, &f.by_suffix);
         let plain = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ctx.check_mode::<Plain>()));
         let counting = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ctx.check_mode::<Counting>()));
         assert_eq!((plain.is_ok(), counting.is_ok()), (!count_moves, count_moves), "count_moves {count_moves}");
