@@ -2,7 +2,8 @@
 //! the machine or the container allows, and the preflight estimate printed
 //! before a long run starts.
 
-use super::sieve::{Frontier, Holding};
+use super::sieve::Frontier;
+pub use super::sieve::Holding;
 use super::{JobError, Plan};
 use crate::cluster::Comm;
 use crate::index::Ranking;
@@ -108,23 +109,54 @@ fn expected_losses(positions: u64) -> u64 {
     ((0.3 * positions as f64 / (positions as f64).ln()) as u64).max(1)
 }
 
-/// Estimated bytes a process holds while computing level `n`: the mark
-/// bits of every pending level (`n..=top`, a bit per position) and their
-/// thread copies (at most), the level's
-/// losses (about the previous level's loss share, as ranks and their table),
-/// and for Grundy levels every smaller level's values (mapped) plus this
-/// level's values and their compressed copy.
-pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &Manifest, hold: Holding) -> u64 {
+/// Bytes per loss of a level's losses held as a roaring set: about 2.1 at
+/// 150 tiles (4.62·10⁸ losses in 0.9 GiB) and 2.2 at 130 (the exchanged
+/// sets, `largest_gather_bytes` of the run's report).
+const LOSS_SET_BYTES_PER_LOSS: f64 = 2.2;
+
+/// The level's loss set counted this many times in one process: the
+/// scan's sets and their union; with several processes, while they are
+/// exchanged, the gathered bytes, the decoded sets and their union.
+fn loss_set_copies(processes: usize) -> f64 {
+    if processes > 1 {
+        3.0
+    } else {
+        2.0
+    }
+}
+
+/// The losses the model expects of level `n`: after the last level of
+/// `manifest`, its loss share with a margin of 1.5 (shares fall slowly
+/// with the level); else the conjectured density.
+fn level_losses(ranking: &Ranking, n: u32, manifest: &Manifest) -> u64 {
     let size = ranking.size(n);
-    // The next level: about the last level's loss share; later ones (the
-    // up-front check of every level) and the first: the conjectured density.
-    let conjectured = expected_losses(size) as f64 / size as f64;
-    let share = match manifest.levels.last() {
-        Some(l) if n == manifest.levels_complete + 1 => l.losses as f64 / l.positions as f64,
-        _ => conjectured,
-    };
-    let new_losses = (share * 1.5 * size as f64) as u64;
-    sieve_bytes(ranking, n, hold) + new_losses * 16 + grundy_bytes(ranking, plan, n)
+    match manifest.levels.last() {
+        Some(l) if n == manifest.levels_complete + 1 && l.positions > 0 => {
+            (l.losses as f64 / l.positions as f64 * 1.5 * size as f64) as u64
+        }
+        _ => expected_losses(size),
+    }
+}
+
+/// What a process holds of level `n`'s `losses` while it is decided: the
+/// copies of its loss set ([`loss_set_copies`]) and, with several
+/// processes, the receive buffer of one round of a gather (every
+/// process's piece, [`crate::cluster::pieces::piece_bytes`]).
+fn loss_bytes(losses: u64, hold: Holding) -> u64 {
+    let sets = (losses as f64 * LOSS_SET_BYTES_PER_LOSS * loss_set_copies(hold.processes)) as u64;
+    let round = if hold.processes > 1 { crate::cluster::pieces::piece_bytes(hold.processes) * hold.processes } else { 0 };
+    sets + (round as u64).min(sets)
+}
+
+/// Estimated bytes a process holds while computing level `n` (the largest
+/// process's, with several): the mark bits of its shares of the pending
+/// levels and their thread copies (at most), the level's losses
+/// ([`loss_bytes`]), and for Grundy levels every smaller level's values
+/// (mapped) plus this level's values and their compressed copy. What
+/// `--max-memory` bounds; the dry run's peak adds the program and the
+/// check's cache ([`preflight`]).
+pub fn estimate_level_bytes(ranking: &Ranking, plan: &Plan, n: u32, manifest: &Manifest, hold: Holding) -> u64 {
+    sieve_bytes(ranking, n, hold) + loss_bytes(level_losses(ranking, n, manifest), hold) + grundy_bytes(ranking, plan, n)
 }
 
 /// What a run holds besides its levels: the program, the threads' stacks
@@ -245,11 +277,49 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hol
             seconds += (canonical * (n as u64 - 1)) as f64 / GRUNDY_LOOKUPS_PER_CORE / threads;
             disk += (positions as f64 * GRUNDY_TABLE_BYTES_PER_POSITION) as u64;
         }
-        let memory =
-            sieve_bytes(ranking, n, hold) + losses * 16 + grundy_bytes(ranking, plan, n) + check_bytes(ranking, plan, n) + BASE_BYTES;
+        let memory = sieve_bytes(ranking, n, hold)
+            + loss_bytes(losses, hold)
+            + grundy_bytes(ranking, plan, n)
+            + check_bytes(ranking, plan, n)
+            + BASE_BYTES;
         out.push(LevelEstimate { tiles: n, positions, seconds, memory, disk, repush_seconds, window_end });
     }
     out
+}
+
+/// Each process's estimated peak, in bytes, over the levels of a plan from
+/// `first` on, run with `threads` threads per process: the windows the run
+/// opens ([`Frontier::epoch_end`]), each cut among the processes as the
+/// run cuts it ([`crate::index::split::Layout`]), every process's shares
+/// of the pending levels with their thread copies, plus what every
+/// process holds of a level (its losses, Grundy values, the check's cache,
+/// the program). One value with one process.
+pub fn process_peaks(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hold: Holding) -> Vec<u64> {
+    let top = ranking.max_tiles();
+    let mut peaks = vec![0u64; hold.processes];
+    let common = |n: u32| {
+        loss_bytes(expected_losses(ranking.size(n)), hold) + grundy_bytes(ranking, plan, n) + check_bytes(ranking, plan, n) + BASE_BYTES
+    };
+    if let Some(words) = super::words::chosen(ranking.universe(), hold) {
+        let most = (first..=top).map(common).max().unwrap_or(0);
+        return vec![words + most; hold.processes];
+    }
+    let mut from = first;
+    while from <= top {
+        let end = Frontier::epoch_end(ranking, from, hold);
+        let layout = crate::index::split::Layout::new(ranking, from..=end, hold.processes);
+        let bytes = Frontier::share_bytes(ranking, &layout, from..=end, hold);
+        for (peak, level) in peaks.iter_mut().zip(&bytes) {
+            // Bytes of each level of the window this process holds.
+            for n in from..=end {
+                let i = (n - from) as usize;
+                let (marks, above) = (level[i..].iter().sum::<u64>(), level[i + 1..].iter().sum::<u64>());
+                *peak = (*peak).max(Frontier::with_copies(marks, above, hold, threads) + common(n));
+            }
+        }
+        from = end + 1;
+    }
+    peaks
 }
 
 /// Bytes the system reports available: `MemAvailable`, capped by the

@@ -559,3 +559,56 @@ fn count_moves_summaries_become_oeis_bfiles() {
     assert!(line.contains("not the tile-count universe"), "{line}");
     assert!(!elsewhere.exists(), "nothing written");
 }
+
+/// docs/cluster.md's cluster plan is what the dry runs print now
+/// (`scripts/cluster-plan.sh --check` runs them with this build).
+#[test]
+fn the_cluster_plan_in_the_docs_is_the_dry_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("bash")
+        .arg(root.join("scripts/cluster-plan.sh"))
+        .arg("--check")
+        .env("BIN", crate::common::binary::BIN)
+        .output()
+        .expect("bash runs scripts/cluster-plan.sh");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("is the dry runs'"), "{text}");
+}
+
+/// A dry run priced for several processes: one plan, each process's
+/// estimated peak in the JSON report, windows sized from the processes'
+/// shares within --max-memory.
+#[test]
+fn a_dry_run_prices_each_of_several_processes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("plan.json");
+    let out = chomp(&[
+        "solve",
+        "--max-tiles",
+        "120",
+        "--out",
+        tmp.path().join("none").to_str().unwrap(),
+        "--dry-run",
+        "--processes",
+        "4",
+        "--threads",
+        "8",
+        "--max-memory",
+        "1G",
+        "--report-json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(text.matches("estimate for levels").count(), 1, "{text}");
+    assert!(text.contains("peak memory of each of the 4 processes (8 threads each)"), "{text}");
+    let plan: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let peaks: Vec<u64> = plan["processes"].as_array().unwrap().iter().map(|p| p["estimated_peak_kib"].as_u64().unwrap()).collect();
+    assert_eq!(peaks.len(), 4);
+    let (max, min) = (*peaks.iter().max().unwrap(), *peaks.iter().min().unwrap());
+    assert!(max <= 1 << 20, "every process within --max-memory: {peaks:?} KiB");
+    assert!(max as f64 <= 1.2 * min as f64, "balanced: {peaks:?} KiB");
+    assert!(plan["windows"].as_array().unwrap().len() >= 2, "1 GiB a process cuts 120 tiles into windows: {plan}");
+    assert!(!tmp.path().join("none").exists(), "a dry run writes no table directory");
+}

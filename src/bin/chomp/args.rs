@@ -415,6 +415,14 @@ pub struct RunFlags {
     /// Print the estimate of every level (time, peak memory, disk) and the windows of mark bits the run will open, and stop without computing.
     #[arg(long)]
     pub dry_run: bool,
+    /// With --dry-run: price the plan for K MPI processes (each process's
+    /// share of the mark bits, its peak memory) without starting them; under
+    /// mpiexec the dry run prices the processes it runs on. --max-memory is then per process.
+    #[arg(long, value_name = "K", requires = "dry_run", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub processes: Option<u32>,
+    /// With --processes: the threads of each process (default: this machine's).
+    #[arg(long, value_name = "T", requires = "processes", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub threads: Option<u32>,
     /// Put scratch files here (e.g. node-local disk) instead of OUT/.work.
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,

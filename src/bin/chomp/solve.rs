@@ -24,13 +24,35 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> an
     let ranking = plan.validate()?;
     if flags.dry_run {
         // Nothing is written: the estimate starts after the levels a resumable directory holds.
-        let hold = memory::holding(flags.max_memory, plan.count_moves, comm); // a collective: every process
+        let mut hold = memory::holding(flags.max_memory, plan.count_moves, comm); // a collective: every process
+        let (mut processes, mut per_process) = (comm.processes(), rayon::current_num_threads());
+        if let Some(k) = flags.processes {
+            if comm.processes() > 1 {
+                bail!("--processes prices a plan without MPI processes; under mpiexec the dry run prices the processes it runs on");
+            }
+            // As many processes, each with --max-memory (else this machine's available memory).
+            processes = k as usize;
+            per_process = flags.threads.map_or(per_process, |t| t as usize);
+            let room = flags.max_memory.or_else(memory::available_memory);
+            hold = memory::Holding { processes, window: room.map(|r| r / 2), ..hold };
+        }
         if comm.is_root() {
             let fresh = plan.manifest(&ranking);
             let known = chomp_tables::TableDir::new(&out).read_manifest().ok().filter(|m| !flags.force && m.same_job(&fresh));
             let resumed = known.unwrap_or(fresh);
-            let threads = rayon::current_num_threads() * comm.processes();
-            print_preflight(&memory::preflight(&ranking, plan, resumed.levels_complete + 1, threads, hold), threads, true);
+            let threads = per_process * processes;
+            let first = resumed.levels_complete + 1;
+            let est = memory::preflight(&ranking, plan, first, threads, hold);
+            print_preflight(&est, threads, true);
+            let peaks = memory::process_peaks(&ranking, plan, first, per_process, hold);
+            if processes > 1 {
+                let list: Vec<String> = peaks.iter().map(|&b| human_bytes(b)).collect();
+                progress!("  peak memory of each of the {processes} processes ({per_process} threads each): {}", list.join(", "));
+            }
+            if let Some(path) = &flags.report_json {
+                let json = dry_run_json(plan, &est, &peaks, per_process, hold);
+                chomp_tables::store::write_atomic(path, json.as_bytes())?;
+            }
             // The run's own check before it starts, so that the dry run tells.
             if let Some(why) = memory::first_shortfall(&ranking, plan, &resumed, flags.max_memory, hold) {
                 bail!("the run would stop before it starts: {why}");
@@ -126,6 +148,44 @@ fn report_json(plan: &Plan, out: &std::path::Path, wall_seconds: f64, levels: &[
         "out": out.display().to_string(),
         "wall_seconds": wall_seconds,
         "threads_per_process": rayon::current_num_threads(),
+        "levels": levels,
+        "processes": processes,
+    });
+    serde_json::to_string_pretty(&report).expect("a JSON value") + "\n"
+}
+
+/// The dry run's plan as JSON (`--dry-run --report-json`): the levels'
+/// estimates, the windows, and each process's estimated peak.
+fn dry_run_json(plan: &Plan, est: &[LevelEstimate], peaks: &[u64], per_process: usize, hold: memory::Holding) -> String {
+    let levels: Vec<_> = est
+        .iter()
+        .map(|e| {
+            serde_json::json!({
+                "tiles": e.tiles,
+                "positions": e.positions,
+                "seconds": e.seconds,
+                "memory_bytes": e.memory,
+                "disk_bytes": e.disk,
+                "repush_seconds": e.repush_seconds,
+                "window_end": e.window_end,
+            })
+        })
+        .collect();
+    let windows: Vec<_> = est.iter().filter_map(|e| e.window_end.map(|end| serde_json::json!([e.tiles, end]))).collect();
+    let processes: Vec<_> =
+        peaks.iter().enumerate().map(|(i, &b)| serde_json::json!({ "process": i, "estimated_peak_kib": b.div_ceil(1024) })).collect();
+    let report = serde_json::json!({
+        "dry_run": true,
+        "universe": plan.universe.describe(),
+        "max_tiles": plan.universe.tiles,
+        "grundy_max_tiles": plan.grundy_max_tiles,
+        "processes_count": peaks.len(),
+        "threads_per_process": per_process,
+        "window_bytes": hold.window,
+        "estimated_seconds": est.iter().map(|e| e.seconds).sum::<f64>(),
+        "repush_seconds": est.iter().map(|e| e.repush_seconds).sum::<f64>(),
+        "disk_bytes": est.iter().map(|e| e.disk).sum::<u64>(),
+        "windows": windows,
         "levels": levels,
         "processes": processes,
     });
