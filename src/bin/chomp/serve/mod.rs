@@ -48,6 +48,10 @@ const WAITING: usize = 64;
 /// How long a connection accepted at the cap waits for a place before a
 /// 503: with the time to accept it, well within the 5 s the docs promise.
 const ADMIT_WAIT: Duration = Duration::from_secs(3);
+/// How long newcomers are left in the listen queue while every waiting
+/// place is taken (places free as stalled and idle connections are closed)
+/// before each gets a 503 at once, until a place frees.
+const FULL_WAIT: Duration = Duration::from_millis(250);
 /// Connections beyond those waiting whose 503 is being written (and their
 /// requests read, so that the close does not reset them); further ones get
 /// the 503 written at once and are closed.
@@ -656,7 +660,8 @@ async fn run(cfg: Config, state: Shared, listener: std::net::TcpListener) -> any
     let registry = state.connections.clone();
     let app = router(state, Duration::from_secs(cfg.request_timeout.max(1)));
     // Connections accepted: those served and at most WAITING waiting for a
-    // place; beyond them a 503 at once, never a wait in the listen queue.
+    // place; while these are all taken, newcomers wait in the listen queue,
+    // for FULL_WAIT at most, then get a 503 at once.
     let accepted = Arc::new(Semaphore::new(cfg.max_connections + WAITING));
     let answering_busy = Arc::new(Semaphore::new(BUSY_ANSWERS));
     let graceful = GracefulShutdown::new();
@@ -665,7 +670,25 @@ async fn run(cfg: Config, state: Shared, listener: std::net::TcpListener) -> any
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(idle).max_buf_size(MAX_HEAD.max(8192)).keep_alive(true);
     let mut errors = AcceptErrors { last: None, since: 0 };
+    // Since when no waiting place has been free.
+    let mut full_since: Option<Instant> = None;
     loop {
+        // A waiting place, or none when none has freed for FULL_WAIT: the
+        // next connection then gets its 503 at once.
+        let permit = match accepted.clone().try_acquire_owned() {
+            Ok(p) => Some(p),
+            Err(_) => {
+                let left = FULL_WAIT.saturating_sub(full_since.get_or_insert_with(Instant::now).elapsed());
+                tokio::select! {
+                    p = accepted.clone().acquire_owned(), if !left.is_zero() => match p { Ok(p) => Some(p), Err(_) => break },
+                    _ = tokio::time::sleep(left) => None,
+                    _ = &mut signal => break,
+                }
+            }
+        };
+        if permit.is_some() {
+            full_since = None;
+        }
         let (stream, _peer) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(x) => x,
@@ -680,7 +703,8 @@ async fn run(cfg: Config, state: Shared, listener: std::net::TcpListener) -> any
             _ = &mut signal => break,
         };
         let _ = stream.set_nodelay(true);
-        let Ok(permit) = accepted.clone().try_acquire_owned() else {
+        // A place may have freed while no one was connecting.
+        let Some(permit) = permit.or_else(|| accepted.clone().try_acquire_owned().ok()) else {
             if let Ok(p) = answering_busy.clone().try_acquire_owned() {
                 tokio::spawn(async move {
                     busy(stream).await;
