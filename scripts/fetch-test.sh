@@ -90,7 +90,7 @@ sleep 2
 kill -9 "$fetch_pid" 2>/dev/null || fail "the slowed-down fetch finished before it was killed"
 wait "$fetch_pid" 2>/dev/null || true
 [ ! -e "$work/resumed/manifest.json" ] || fail "a killed fetch left a manifest"
-parts=$(find "$work/resumed" -name '*.part' -size +0 | wc -l)
+parts=$(find "$work/resumed" -name '*.chomp-fetch.part' -size +0 | wc -l)
 [ "$parts" -gt 0 ] || fail "the killed fetch left no partial file to resume"
 # Every file under a final name is a verified one.
 python3 - "$manifest" "$work/resumed" <<'EOF' || fail "a killed fetch left an unverified file under its final name"
@@ -112,7 +112,7 @@ if "$CHOMP" fetch --manifest "$manifest" --from "http://127.0.0.1:$bad" --out "$
   fail "a fetch from a damaged mirror succeeded"
 fi
 grep -q "$victim" "$work/damaged.err" || fail "the error does not name $victim: $(cat "$work/damaged.err")"
-[ ! -e "$work/damaged/$victim" ] && [ ! -e "$work/damaged/$victim.part" ] || fail "the damaged file was left in place"
+[ ! -e "$work/damaged/$victim" ] && [ ! -e "$work/damaged/$victim.chomp-fetch.part" ] || fail "the damaged file was left in place"
 [ ! -e "$work/damaged/manifest.json" ] || fail "a failed fetch wrote the manifest"
 echo "fetch: a damaged mirror is refused, naming $victim"
 

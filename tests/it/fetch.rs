@@ -2,8 +2,10 @@
 //! 127.0.0.1 that fails on purpose: it never touches a file it did not
 //! write, never writes past a file's size in the manifest, refuses
 //! manifests that list its own names, tries failed transfers again and
-//! resumes them in one run, stops at once when the mirror does not answer,
-//! and says in one short line why, leaving nothing empty behind.
+//! resumes them in one run, stops at once when the mirror does not answer
+//! or fails every request, gives up on a `file://` read that blocks, never
+//! keeps a partial file's wrong bytes nor touches a user's `.part`, and says
+//! in one short line why, leaving nothing empty behind.
 
 use crate::common::{assert_ok, assert_one_line_error, chomp, text};
 use std::fs;
@@ -154,7 +156,7 @@ fn a_foreign_directory_is_refused_and_left_as_it_was() {
     let resumed = tmp.path().join("resumed");
     fs::create_dir_all(resumed.join("losses")).unwrap();
     fs::copy(published("box-8x15/losses/L0005.cht"), resumed.join("losses/L0005.cht")).unwrap();
-    let part = resumed.join("losses/L0006.cht.part");
+    let part = resumed.join("losses/L0006.cht.chomp-fetch.part");
     fs::write(&part, &fs::read(published("box-8x15/losses/L0006.cht")).unwrap()[..10]).unwrap();
     let mirror = format!("file://{}", published("box-8x15").display());
     assert_ok(&fetch(&published("box-8x15/manifest.json"), &mirror, &resumed), "resume");
@@ -179,7 +181,7 @@ fn a_never_ending_file_is_cut_at_its_size() {
     let line =
         assert_one_line_error(&fetch(&published("box-8x15/manifest.json"), &format!("file://{}", mirror.display()), &out), "never ending");
     assert!(t0.elapsed().as_secs() < 60 && line.contains("more than the manifest's"), "{line}");
-    let part = out.join(format!("{rel}.part"));
+    let part = out.join(format!("{rel}.chomp-fetch.part"));
     assert!(fs::metadata(&part).map_or(0, |m| m.len()) <= bytes, "written past the manifest's size");
     assert!(!out.join("manifest.json").exists());
 }
@@ -304,10 +306,154 @@ fn a_mirror_that_is_down_stops_the_fetch_in_one_line_and_leaves_nothing() {
     let t0 = Instant::now();
     let o = fetch(&published("losses-100/manifest.json"), &format!("http://127.0.0.1:{port}"), &out);
     let line = assert_one_line_error(&o, "a mirror that is down");
-    assert!(line.len() <= 400 && line.contains("the mirror does not answer") && line.contains("0 of 102 files"), "{line}");
+    let mirror = format!("cannot reach the mirror http://127.0.0.1:{port} (connection refused");
+    assert!(line.len() <= 400 && line.contains(&mirror) && line.contains("0 of 102 files"), "{line}");
+    assert!(!line.contains("os error") && !line.contains("io:"), "{line}");
     assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
     assert!(!out.exists(), "nothing left: {:?}", walk(&out));
     assert!(text(&o.stdout).is_empty());
+}
+
+#[test]
+fn a_mirror_failing_every_request_stops_in_one_line_even_when_quiet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = published("losses-100/manifest.json");
+    // A 503 for everything from the start: three tries of the first files.
+    let (url, counts) = http_mirror(published("losses-100"), |_| Serve::Unavailable);
+    let out = tmp.path().join("out");
+    let t0 = Instant::now();
+    let o = fetch(&manifest, &url, &out);
+    let line = assert_one_line_error(&o, "a mirror answering 503 to everything");
+    assert!(line.contains(&format!("the mirror {url} answers 503 Service Unavailable to every request")), "{line}");
+    assert!(line.contains("0 of 102 files fetched"), "{line}");
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    assert!(counts.requests.load(Ordering::SeqCst) <= 16, "{} requests", counts.requests.load(Ordering::SeqCst));
+    assert!(!out.exists(), "nothing left: {:?}", walk(&out));
+    // A mirror that serves some files, then fails every request: stopped after a run of failures.
+    let (url, counts) = http_mirror(published("losses-100"), |n| if n < 10 { Serve::Whole } else { Serve::Unavailable });
+    let t0 = Instant::now();
+    let line = assert_one_line_error(&fetch(&manifest, &url, &out), "a mirror that starts failing");
+    assert!(line.contains("stopped after 16 failures in a row") && line.contains("503 Service Unavailable"), "{line}");
+    assert!(line.contains("10 of 102 files fetched"), "{line}");
+    assert!(t0.elapsed() < Duration::from_secs(40), "{:?}", t0.elapsed());
+    assert!(counts.requests.load(Ordering::SeqCst) < 40, "{} requests", counts.requests.load(Ordering::SeqCst));
+    assert!(!out.join("manifest.json").exists());
+}
+
+#[test]
+fn a_mirror_missing_every_file_leaves_no_empty_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = published("box-8x15/manifest.json");
+    // Every file a 404.
+    let (url, _) = http_mirror(tmp.path().join("empty"), |_| Serve::Whole);
+    let out = tmp.path().join("out");
+    let line = assert_one_line_error(&fetch(&manifest, &url, &out), "every file a 404");
+    assert!(line.contains("404 Not Found") && line.contains("failures in a row"), "{line}");
+    assert!(!out.exists(), "left behind: {:?}", walk(&out));
+    // An existing --out stays, without the folders made in it; one made
+    // before the fetch stays too.
+    fs::create_dir_all(out.join("grundy")).unwrap();
+    assert_one_line_error(&fetch(&manifest, &url, &out), "every file a 404");
+    let mut left: Vec<String> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.sort();
+    assert_eq!(left, ["grundy"]);
+    // A mirror that lacks only the loss tables: the Grundy tables are kept, no empty losses folder.
+    let mirror = mirror_of(tmp.path(), "box-8x15");
+    fs::remove_dir_all(mirror.join("losses")).unwrap();
+    let other = tmp.path().join("other");
+    let line = assert_one_line_error(&fetch(&manifest, &format!("file://{}", mirror.display()), &other), "no loss tables");
+    assert!(line.contains("losses/") && line.contains("No such file or directory") && !line.contains("os error"), "{line}");
+    assert!(other.join("grundy/G0061.cht").exists() && !other.join("losses").exists(), "{:?}", walk(&other));
+}
+
+#[test]
+fn a_file_mirror_that_blocks_times_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror = mirror_of(tmp.path(), "box-8x15");
+    // A FIFO with no writer: its open never returns (a hung network file system).
+    let rel = "losses/L0060.cht";
+    fs::remove_file(mirror.join(rel)).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(mirror.join(rel)).status().unwrap().success());
+    let out = tmp.path().join("got");
+    let manifest = published("box-8x15/manifest.json");
+    let from = format!("file://{}", mirror.display());
+    let t0 = Instant::now();
+    let o = chomp(&[
+        "fetch",
+        "--manifest",
+        manifest.to_str().unwrap(),
+        "--from",
+        &from,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--idle-timeout",
+        "1",
+        "--retries",
+        "1",
+    ]);
+    let line = assert_one_line_error(&o, "a blocking file");
+    assert!(line.contains(rel) && line.contains("within 1 s (--idle-timeout)"), "{line}");
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    assert!(out.join("losses/L0001.cht").exists() && !out.join("manifest.json").exists());
+}
+
+#[test]
+fn a_partial_file_at_full_size_with_wrong_bytes_is_fetched_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = published("box-8x15/manifest.json");
+    let rel = "losses/L0060.cht";
+    let good = fs::read(published("box-8x15").join(rel)).unwrap();
+    // An earlier run's partial file, cut at exactly the manifest's size, holding other bytes.
+    let out = tmp.path().join("out");
+    fs::create_dir_all(out.join("losses")).unwrap();
+    let part = out.join(format!("{rel}.chomp-fetch.part"));
+    fs::write(&part, vec![0u8; good.len()]).unwrap();
+    // A healthy mirror is not blamed: the file is fetched again whole.
+    let o = fetch(&manifest, &format!("file://{}", published("box-8x15").display()), &out);
+    assert_ok(&o, "a healthy mirror");
+    assert_eq!(fs::read(out.join(rel)).unwrap(), good);
+    assert!(!part.exists());
+    assert_ok(&chomp(&["verify", "--tables", out.to_str().unwrap(), "--against", manifest.to_str().unwrap()]), "identical");
+    // A mirror serving wrong bytes of that file is blamed, and nothing of it is kept.
+    let mirror = mirror_of(tmp.path(), "box-8x15");
+    // Its last byte differs: the one byte a resumed transfer asks for.
+    let mut bad = good.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 1;
+    fs::write(mirror.join(rel), &bad).unwrap();
+    let again = tmp.path().join("again");
+    fs::create_dir_all(again.join("losses")).unwrap();
+    fs::write(again.join(format!("{rel}.chomp-fetch.part")), &good[..good.len() - 1]).unwrap();
+    let line = assert_one_line_error(&fetch(&manifest, &format!("file://{}", mirror.display()), &again), "a damaged mirror");
+    assert!(line.contains(rel) && line.contains("the mirror serves other bytes"), "{line}");
+    assert!(!again.join(rel).exists() && !again.join(format!("{rel}.chomp-fetch.part")).exists());
+}
+
+#[test]
+fn a_users_own_part_file_is_never_taken_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = published("box-8x15/manifest.json");
+    let out = tmp.path().join("out");
+    fs::create_dir_all(out.join("losses")).unwrap();
+    // A file of the user's that happens to be named like a listed file's partial one.
+    fs::write(out.join("losses/L0006.cht.part"), b"my notes").unwrap();
+    let before = snapshot(&out);
+    let line = assert_one_line_error(&fetch(&manifest, &format!("file://{}", published("box-8x15").display()), &out), "a user's .part");
+    assert!(line.contains("did not write") && line.contains("losses/L0006.cht.part"), "{line}");
+    assert_eq!(snapshot(&out), before, "every file unchanged");
+}
+
+#[test]
+fn a_file_that_is_not_a_manifest_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let out = tmp.path().join("out");
+    let line =
+        assert_one_line_error(&fetch(&readme, &format!("file://{}", published("box-8x15").display()), &out), "a README as the manifest");
+    assert!(line.contains("README.md") && line.contains("not a manifest"), "{line}");
+    assert!(!line.contains("line 1 column 1"), "{line}");
+    assert!(!out.exists());
 }
 
 /// Every file name under `dir` (none if it does not exist).

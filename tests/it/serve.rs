@@ -21,12 +21,21 @@ struct Server {
 
 impl Server {
     fn start(args: &[&str]) -> Server {
+        Server::start_with(args, Stdio::null())
+    }
+
+    /// A server whose log (standard error) goes to `log`.
+    fn start_logged(args: &[&str], log: &Path) -> Server {
+        Server::start_with(args, std::fs::File::create(log).unwrap().into())
+    }
+
+    fn start_with(args: &[&str], stderr: Stdio) -> Server {
         let mut child = Command::new(BIN)
             .arg("serve")
             .args(args)
             .args(["--addr", "127.0.0.1:0"])
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("start chomp serve");
         let mut line = String::new();
@@ -260,12 +269,20 @@ fn a_table_damaged_consistently_is_refused_not_answered() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("t");
     let (lost, gained) = crate::damage::damaged_run(&dir, 34);
-    let server = Server::start(&["--tables", dir.to_str().unwrap()]);
+    let log = tmp.path().join("log");
+    let server = Server::start_logged(&["--tables", dir.to_str().unwrap()], &log);
     for pos in [&lost, &gained] {
         let (status, body) = server.get(&format!("/v1/query?position={}", pos.replace(' ', ",")));
         assert_eq!(status, 500, "{pos}: {body}");
         assert!(body.contains("damaged tables") && body.contains("L0034.cht"), "{pos}: {body}");
         assert!(!body.contains(tmp.path().to_str().unwrap()), "{pos}: {body}");
+    }
+    // The log says which table, which position and why, one line each.
+    let logged = std::fs::read_to_string(&log).unwrap();
+    for pos in [&lost, &gained] {
+        let line = format!("table t: answered 500 to position {}: ", pos.replace(' ', ","));
+        let found = logged.lines().find(|l| l.contains(&line)).unwrap_or_else(|| panic!("no {line:?} in:\n{logged}"));
+        assert!(found.contains("damaged tables") && found.contains("L0034.cht") && found.contains("ERROR"), "{found}");
     }
     let (status, body) = server.get("/health");
     assert!(status == 200 && body.contains("\"cache_limit\":268435456"), "{body}");
@@ -387,6 +404,9 @@ fn a_busy_port_is_refused_before_the_tables_load() {
     let out = chomp(&["serve", "--tables", "/nonexistent/tables", "--addr", &addr]);
     let err = text(&out.stderr);
     assert!(!out.status.success() && err.contains(&format!("cannot listen on {addr}")), "{err}");
+    let port = taken.local_addr().unwrap().port();
+    assert!(err.contains(&format!("port {port} is in use")) && err.contains("choose another with --addr"), "{err}");
+    assert!(!err.contains("os error") && err.trim().lines().count() == 1, "{err}");
 }
 
 #[test]
@@ -444,4 +464,193 @@ fn a_server_pinned_to_published_manifests_refuses_a_damaged_copy() {
     let server = Server::start(&["--tables", published.to_str().unwrap(), "--against", p]);
     let (status, body) = server.get("/v1/tables");
     assert!(status == 200 && body.contains("\"pinned\":true"), "{body}");
+}
+
+/// `chomp serve args` (on a free port): its exit status and standard
+/// error, or `None` if it was still running after 30 s (then killed).
+fn serve_exit(args: &[&str]) -> Option<(std::process::ExitStatus, String)> {
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .args(args)
+        .args(["--addr", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(30) {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            return Some((status, err));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn the_start_up_check_reads_the_head_of_every_shard() {
+    use chomp_tables::store::Kind;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    crate::common::chomp_solve(&dir, &["--max-tiles", "34", "--grundy-max-tiles", "26", "--shard-positions", "300", "--quiet"]);
+    let m = chomp_tables::Manifest::read(&dir).unwrap();
+    let n = (1..=26).rev().find(|&n| m.level_shards(n).len() >= 3).expect("a level of three shards");
+    // The head of a shard after the first, of the losses and then of the Grundy values.
+    for kind in [Kind::Losses, Kind::Grundy] {
+        let name = chomp_tables::TableDir::table_names(&m, kind, n)[2].clone();
+        let path = dir.join(&name);
+        let good = std::fs::read(&path).unwrap();
+        let mut bad = good.clone();
+        bad[0] ^= 0xff;
+        std::fs::write(&path, &bad).unwrap();
+        let (status, err) = serve_exit(&["--tables", dir.to_str().unwrap()]).expect("chomp serve started over a damaged shard head");
+        assert!(!status.success() && err.contains(name.as_str()) && err.contains("head"), "{status:?}: {err}");
+        assert_eq!(err.trim().lines().filter(|l| l.starts_with("error")).count(), 1, "{err}");
+        std::fs::write(&path, &good).unwrap();
+    }
+    // Whole again, it starts and answers.
+    let server = Server::start(&["--tables", dir.to_str().unwrap()]);
+    assert_eq!(server.get("/v1/query?position=3,2,1").0, 200);
+}
+
+#[test]
+fn an_http2_preface_gets_a_json_400() {
+    let server = Server::start(&["--tables", BOX, "--lazy"]);
+    // What an HTTP/2 client with prior knowledge sends first: the preface and a SETTINGS frame.
+    let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    hello.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    let t0 = Instant::now();
+    let (status, body) = parse(&server.raw(&hello));
+    assert_eq!(status, 400, "{body}");
+    assert!(json(&body)["error"].as_str().unwrap().contains("HTTP/2 is not served: this server speaks HTTP/1.1"), "{body}");
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    // The preface alone, in two writes: the same.
+    let mut s = server.connect();
+    s.write_all(b"PRI * HT").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let _ = s.write_all(b"TP/2.0\r\n\r\nSM\r\n\r\n");
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    assert_eq!(parse(&out).0, 400, "{}", text(&out));
+    assert_eq!(server.get("/health").0, 200);
+}
+
+#[test]
+fn errors_quote_what_the_client_sent_as_json_does() {
+    let server = Server::start(&["--tables", BOX, "--lazy"]);
+    let error = |path: &str| {
+        let (status, body) = server.get(path);
+        assert_eq!(status, 400, "{path}: {body}");
+        json(&body)["error"].as_str().unwrap().to_string()
+    };
+    // A NUL in a row: quoted as JSON quotes it, not as Rust's debug format does.
+    let e = error("/v1/query?position=3%00");
+    assert_eq!(e, "invalid position \"3\\u0000\": row 0 is \"3\\u0000\", not a positive integer");
+    // An em space (U+2003) stays itself.
+    for path in ["/v1/query?position=3%E2%80%83x", "/v1/play?position=3,2&level=%E2%80%83", "/v1/openings?rows=%E2%80%83&cols=3"] {
+        let e = error(path);
+        assert!(e.contains('\u{2003}') && !e.contains("\\u{") && !e.contains("\\0"), "{path}: {e}");
+    }
+    let e = error("/v1/play?position=3,2&level=hard&seed=x%00");
+    assert!(e.contains("invalid seed \"x\\u0000\"") && !e.contains("\\0"), "{e}");
+    let e = error("/v1/query?position=3&position=2");
+    assert_eq!(e, "parameter \"position\" given more than once");
+}
+
+#[test]
+fn a_reconnect_storm_at_the_cap_gets_an_answer_within_5_s() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let server = Server::start(&["--tables", BOX, "--lazy", "--max-connections", "64"]);
+    let addr = server.addr;
+    let stop = AtomicBool::new(false);
+    let request = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+    let probes = std::thread::scope(|s| {
+        let stop = &stop;
+        let small = || std::thread::Builder::new().stack_size(128 << 10);
+        // 64 keep-alive clients that ask every 50 ms: every place is in use.
+        for _ in 0..64 {
+            small()
+                .spawn_scoped(s, move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        let Ok(c) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else { continue };
+                        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                        let mut r = BufReader::new(c.try_clone().unwrap());
+                        let mut c = c;
+                        while !stop.load(Ordering::Relaxed) && c.write_all(request).is_ok() && read_answer(&mut r).is_some() {
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                    }
+                })
+                .unwrap();
+        }
+        // 536 clients that connect, ask, read the answer and connect again.
+        for _ in 0..536 {
+            small()
+                .spawn_scoped(s, move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        if let Ok(mut c) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
+                            c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                            let _ = c.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                            let _ = c.read_to_end(&mut Vec::new());
+                        }
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                })
+                .unwrap();
+        }
+        std::thread::sleep(Duration::from_secs(3));
+        // Newcomers in the storm, 300 ms apart: each gets an answer (a 200 or a JSON 503) within 5 s.
+        let probes: Vec<_> = (0..10)
+            .map(|i| {
+                std::thread::sleep(Duration::from_millis(300 * (i > 0) as u64));
+                s.spawn(move || {
+                    let t0 = Instant::now();
+                    let mut out = Vec::new();
+                    // Bounded: a connection left in the listen queue is not waited for past 10 s.
+                    if let Ok(mut c) = TcpStream::connect_timeout(&addr, Duration::from_secs(10)) {
+                        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                        let _ = c.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                        let _ = c.read_to_end(&mut out);
+                    }
+                    (t0.elapsed(), parse(&out))
+                })
+            })
+            .collect();
+        let probes: Vec<_> = probes.into_iter().map(|p| p.join().unwrap()).collect();
+        stop.store(true, Ordering::Relaxed);
+        probes
+    });
+    let busy = probes.iter().filter(|(_, (status, _))| *status == 503).count();
+    for (took, (status, body)) in &probes {
+        assert!(*status == 200 || (*status == 503 && body.contains("\"error\":\"server busy")), "{status}: {body}");
+        assert!(*took < Duration::from_secs(5), "an answer after {took:?} ({status})");
+    }
+    assert!(busy > 0, "the storm never filled the server: {probes:?}");
+    assert_eq!(server.get("/health").0, 200);
+}
+
+/// Reads one answer (head and a body of its `content-length`) of a keep-alive connection.
+fn read_answer(r: &mut BufReader<TcpStream>) -> Option<u16> {
+    let mut status = 0;
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if status == 0 {
+            status = line.split(' ').nth(1)?.parse().ok()?;
+        } else if line == "\r\n" {
+            break;
+        } else if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0u8; length];
+    r.read_exact(&mut body).ok()?;
+    (status == 200).then_some(status)
 }

@@ -88,10 +88,10 @@ pub fn fetch(manifest: &Path, from: &str, out: &Path, opts: &chomp_tables::fetch
     use chomp_tables::fetch::{self as get, Progress};
     let t0 = Instant::now();
     // Ctrl-C ends the fetch at once and says what stays: the manifest is
-    // not written, verified files keep their names, `.part` files resume.
+    // not written, verified files keep their names, partial files (`NAME.chomp-fetch.part`) resume.
     let shown = out.display().to_string();
     let _ = ctrlc::set_handler(move || {
-        eprintln!("interrupted: {shown} keeps the files verified so far and the partial ones (.part), but no manifest: run the same command again to resume");
+        eprintln!("interrupted: {shown} keeps the files verified so far and the partial ones (*.chomp-fetch.part), but no manifest: run the same command again to resume");
         std::process::exit(130);
     });
     let progress = Progress::default();

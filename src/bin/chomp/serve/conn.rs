@@ -13,6 +13,9 @@
 //!   answering a request is never closed to make room.
 //! - hyper answers a request it cannot parse with an empty 400 (or 414,
 //!   431); the guard writes those with the API's JSON error body instead.
+//! - hyper closes a connection that opens with HTTP/2's preface without a
+//!   word; the guard answers it with a JSON 400 saying the server speaks
+//!   HTTP/1.1, then ends it.
 
 use serde_json::json;
 use std::collections::HashMap;
@@ -201,6 +204,10 @@ pub struct Guarded<T> {
     /// A rewritten answer still to send, and how much of it is sent.
     pending: Vec<u8>,
     sent: usize,
+    /// The connection's first bytes have been looked at ([`is_h2_preface`]).
+    looked: bool,
+    /// It opened with HTTP/2's preface: the 400 is sent, then reads end.
+    refusing: bool,
 }
 
 impl<T> Guarded<T> {
@@ -213,6 +220,8 @@ impl<T> Guarded<T> {
             stall: None,
             pending: Vec::new(),
             sent: 0,
+            looked: false,
+            refusing: false,
         }
     }
 
@@ -269,16 +278,48 @@ impl<T: AsyncWrite + Unpin> Guarded<T> {
     }
 }
 
-impl<T: AsyncRead + Unpin> AsyncRead for Guarded<T> {
+impl<T: AsyncRead + AsyncWrite + Unpin> AsyncRead for Guarded<T> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        if this.refusing {
+            // The 400 first; then the end of the reads, and hyper closes the connection.
+            ready!(this.poll_pending(cx))?;
+            return Poll::Ready(Ok(()));
+        }
         let before = buf.filled().len();
-        let r = ready!(Pin::new(&mut self.io).poll_read(cx, buf));
+        let r = ready!(Pin::new(&mut this.io).poll_read(cx, buf));
         if buf.filled().len() > before {
-            let now = self.registry.now();
-            self.slot.last.store(now, Ordering::Relaxed);
+            let now = this.registry.now();
+            this.slot.last.store(now, Ordering::Relaxed);
+            if !std::mem::replace(&mut this.looked, true) && is_h2_preface(&buf.filled()[before..]) {
+                // hyper would close it without a word: say why instead, and read no further.
+                buf.set_filled(before);
+                this.pending = json_answer("400 Bad Request", "HTTP/2 is not served: this server speaks HTTP/1.1 (e.g. curl --http1.1)");
+                this.sent = 0;
+                this.refusing = true;
+                ready!(this.poll_pending(cx))?;
+                return Poll::Ready(Ok(()));
+            }
         }
         Poll::Ready(r)
     }
+}
+
+/// HTTP/2's connection preface (RFC 9113, 3.4).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Whether a connection's first bytes are (the start of) HTTP/2's preface.
+fn is_h2_preface(first: &[u8]) -> bool {
+    let n = first.len().min(H2_PREFACE.len());
+    n >= 3 && first[..n] == H2_PREFACE[..n]
+}
+
+/// A whole answer, `status` (e.g. `400 Bad Request`) with the API's JSON
+/// error body, that closes the connection.
+fn json_answer(status: &str, error: &str) -> Vec<u8> {
+    let body = json!({ "error": error }).to_string();
+    format!("HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len())
+        .into_bytes()
 }
 
 impl<T: AsyncWrite + Unpin> AsyncWrite for Guarded<T> {
@@ -386,6 +427,8 @@ mod tests {
         assert!(String::from_utf8(json_error_head(b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n\r\n").unwrap())
             .unwrap()
             .contains("request head too large (at most 16 KiB)"));
+        assert!(is_h2_preface(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x12\x04") && is_h2_preface(b"PRI * HT"));
+        assert!(!is_h2_preface(b"GET / HTTP/1.1\r\n") && !is_h2_preface(b"PR") && !is_h2_preface(b"PRIX"));
         // Answers with a body, successes and partial heads are left alone.
         assert!(json_error_head(b"HTTP/1.1 404 Not Found\r\ncontent-length: 9\r\n\r\n").is_none());
         assert!(json_error_head(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").is_none());

@@ -19,7 +19,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use chomp_tables::play::{self as player, Level, PlayError};
 use chomp_tables::read::{openings, OPEN_FILES};
-use chomp_tables::{Position, ProbeError, Tables};
+use chomp_tables::{Position, PositionError, ProbeError, Tables};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -45,10 +45,19 @@ pub use crate::args::ServeArgs as Config;
 const MAX_HEAD: usize = 16 * 1024;
 /// Connections accepted beyond the cap while they wait for a place.
 const WAITING: usize = 64;
-/// How long a connection accepted at the cap waits for a place before a 503.
-const ADMIT_WAIT: Duration = Duration::from_secs(5);
+/// How long a connection accepted at the cap waits for a place before a
+/// 503: with the time to accept it, well within the 5 s the docs promise.
+const ADMIT_WAIT: Duration = Duration::from_secs(3);
+/// How long newcomers are left in the listen queue while every waiting
+/// place is taken (places free as stalled and idle connections are closed)
+/// before each gets a 503 at once, until a place frees.
+const FULL_WAIT: Duration = Duration::from_millis(250);
+/// Connections beyond those waiting whose 503 is being written (and their
+/// requests read, so that the close does not reset them); further ones get
+/// the 503 written at once and are closed.
+const BUSY_ANSWERS: usize = 32;
 /// Descriptors kept for everything but connections and table files (stdio, the runtime, logs).
-const SPARE_FILES: usize = 64;
+const SPARE_FILES: usize = 32;
 /// Largest position accepted in a query string, in characters.
 const MAX_POSITION_CHARS: usize = 2048;
 
@@ -87,6 +96,13 @@ fn bad(msg: impl Into<String>) -> ApiError {
     ApiError(StatusCode::BAD_REQUEST, msg.into())
 }
 
+/// `text` in double quotes as JSON writes a string (`"3\u0000"`, an em
+/// space as itself), not as Rust's debug format (`"3\0"`, `"\u{2003}"`):
+/// how an error message quotes what the client sent.
+fn quote(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| format!("\"{text}\""))
+}
+
 impl Served {
     /// The directory answering for `p`: the first holding its Grundy value, else the first covering it.
     fn source(&self, p: &Position) -> Result<&Source, ApiError> {
@@ -110,12 +126,17 @@ impl Served {
 
 impl Served {
     /// A reader's error as an answer: 404 outside the tables, else 500,
-    /// with each directory's path replaced by its name.
-    fn probe_error(&self, e: ProbeError) -> ApiError {
+    /// with each directory's path replaced by its name. A 500 (damaged or
+    /// unreadable tables) is logged with the table's name, the position and
+    /// the reason, for the operator.
+    fn probe_error(&self, source: &Source, p: &Position, e: ProbeError) -> ApiError {
         let status = match e {
             ProbeError::Outside { .. } | ProbeError::NotABox { .. } | ProbeError::MissingLevel { .. } => StatusCode::NOT_FOUND,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
+        if status == StatusCode::INTERNAL_SERVER_ERROR {
+            tracing::error!("table {}: answered 500 to position {}: {e}", source.name, param(p));
+        }
         let mut msg = e.to_string();
         for s in &self.sources {
             for root in &s.roots {
@@ -133,7 +154,7 @@ fn params(q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Has
     for (key, value) in pairs {
         // A repeated parameter is ambiguous: refused rather than one of them taken.
         if m.contains_key(&key) {
-            return Err(bad(format!("parameter {key:?} given more than once")));
+            return Err(bad(format!("parameter {} given more than once", quote(&key))));
         }
         m.insert(key, value);
     }
@@ -141,7 +162,7 @@ fn params(q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Has
 }
 
 fn required<'a>(m: &'a HashMap<String, String>, key: &str, example: &str) -> Result<&'a str, ApiError> {
-    m.get(key).map(|s| s.as_str()).ok_or_else(|| bad(format!("missing parameter {key:?}, e.g. {key}={example}")))
+    m.get(key).map(|s| s.as_str()).ok_or_else(|| bad(format!("missing parameter {}, e.g. {key}={example}", quote(key))))
 }
 
 fn position(m: &HashMap<String, String>) -> Result<Position, ApiError> {
@@ -149,7 +170,18 @@ fn position(m: &HashMap<String, String>) -> Result<Position, ApiError> {
     if text.len() > MAX_POSITION_CHARS {
         return Err(bad(format!("position too long ({} characters; at most {MAX_POSITION_CHARS})", text.len())));
     }
-    text.parse().map_err(|e| bad(format!("invalid position {text:?}: {e}")))
+    text.parse().map_err(|e: PositionError| {
+        let why = match e {
+            PositionError::BadToken { index, token } => format!("row {index} is {}, not a positive integer", quote(&token)),
+            e => e.to_string(),
+        };
+        bad(format!("invalid position {}: {why}", quote(text)))
+    })
+}
+
+/// A position as the API's `position=` parameter writes it (`3,2,1`).
+fn param(p: &Position) -> String {
+    p.rows().iter().map(|r| r.to_string()).collect::<Vec<_>>().join(",")
 }
 
 /// Computes an answer on the runtime's worker thread that holds the request.
@@ -171,7 +203,8 @@ async fn query(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, 
     let p = position(&params(q)?)?;
     compute(&s.compute, || {
         let mut body = Vec::with_capacity(16 << 10);
-        s.source(&p)?.tables.answer_json(&p, &mut body).map_err(|e| s.probe_error(e))?;
+        let source = s.source(&p)?;
+        source.tables.answer_json(&p, &mut body).map_err(|e| s.probe_error(source, &p, e))?;
         Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
     })
     .await
@@ -180,15 +213,17 @@ async fn query(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, 
 async fn play(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Response, ApiError> {
     let m = params(q)?;
     let p = position(&m)?;
-    let level: Level = required(&m, "level", "hard")?.parse().map_err(|e: player::LevelError| bad(e.to_string()))?;
+    let level: Level = required(&m, "level", "hard")?
+        .parse()
+        .map_err(|e: player::LevelError| bad(format!("unknown level {}: use easy, medium, hard or very-hard", quote(&e.0))))?;
     let seed: u64 = match m.get("seed") {
-        Some(t) => t.trim().parse().map_err(|_| bad(format!("invalid seed {t:?}: use an integer 0..={}", u64::MAX)))?,
+        Some(t) => t.trim().parse().map_err(|_| bad(format!("invalid seed {}: use an integer 0..={}", quote(t), u64::MAX)))?,
         None => 0,
     };
     compute(&s.compute, || {
         let source = s.source(&p)?;
         let mv = player::play(level, &p, seed, Some(&source.tables)).map_err(|e| match e {
-            PlayError::Probe(e) => s.probe_error(e),
+            PlayError::Probe(e) => s.probe_error(source, &p, e),
             e => bad(e.to_string()),
         })?;
         Ok(Json(mv).into_response())
@@ -200,7 +235,7 @@ fn side(m: &HashMap<String, String>, key: &str) -> Result<u32, ApiError> {
     let t = required(m, key, "8")?;
     match t.trim().parse::<u32>() {
         Ok(n) if (1..=255).contains(&n) => Ok(n),
-        _ => Err(bad(format!("invalid {key} {t:?}: use an integer 1..=255"))),
+        _ => Err(bad(format!("invalid {key} {}: use an integer 1..=255", quote(t)))),
     }
 }
 
@@ -210,7 +245,7 @@ async fn opening(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>
     compute(&s.compute, || {
         let rect = Position::new(&vec![cols; rows as usize]).map_err(|e| bad(e.to_string()))?;
         let source = s.source(&rect)?;
-        let o = openings::rectangle_opening(&source.tables, rows, cols).map_err(|e| s.probe_error(e))?;
+        let o = openings::rectangle_opening(&source.tables, rows, cols).map_err(|e| s.probe_error(source, &rect, e))?;
         Ok(Json(o).into_response())
     })
     .await
@@ -288,7 +323,10 @@ async fn json_errors(response: Response) -> Response {
     let what = match status {
         StatusCode::METHOD_NOT_ALLOWED => "method not allowed: the API answers GET only".to_string(),
         StatusCode::PAYLOAD_TOO_LARGE => "request body too large: the API takes no body".to_string(),
-        StatusCode::SERVICE_UNAVAILABLE => "the request took too long (see chomp serve --request-timeout)".to_string(),
+        StatusCode::SERVICE_UNAVAILABLE => {
+            tracing::warn!("a request took longer than --request-timeout; answered 503");
+            "the request took too long (see chomp serve --request-timeout)".to_string()
+        }
         s => s.canonical_reason().unwrap_or("error").to_lowercase(),
     };
     let mut json = ApiError(status, what).into_response();
@@ -298,8 +336,11 @@ async fn json_errors(response: Response) -> Response {
     json
 }
 
-/// A panic in a handler becomes a JSON 500; the server carries on.
-fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+/// A panic in a handler becomes a JSON 500, logged with the panic's
+/// message; the server carries on.
+fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let what = panic.downcast_ref::<&str>().copied().or_else(|| panic.downcast_ref::<String>().map(String::as_str)).unwrap_or("no message");
+    tracing::error!("a handler panicked: {what}; answered 500");
     ApiError(StatusCode::INTERNAL_SERVER_ERROR, "internal error".into()).into_response()
 }
 
@@ -334,6 +375,9 @@ fn layers(routes: Router, request_timeout: Duration) -> Router {
                 .make_span_with(DefaultMakeSpan::new().level(LogLevel::DEBUG))
                 .on_request(())
                 .on_eos(())
+                // A 5xx is logged where it is made, with its reason
+                // ([`Served::probe_error`], [`panic_response`], [`json_errors`]).
+                .on_failure(())
                 .on_response(DefaultOnResponse::new().level(LogLevel::DEBUG)),
         )
 }
@@ -356,9 +400,13 @@ fn open_all(dirs: &[PathBuf], against: &[PathBuf], lazy: bool, cache_bytes: usiz
                 if !m.is_blocked() {
                     tables.level_losses(n)?;
                 }
-                if let Some(p) = tables.ranking().unrank(n, 0) {
-                    tables.outcome(&p)?;
-                    tables.grundy(&p)?;
+                // The first position of every shard: each shard's files
+                // (losses and Grundy values) are read, their heads checked.
+                for shard in m.level_shards(n) {
+                    if let Some(p) = tables.ranking().unrank(n, shard.first) {
+                        tables.outcome(&p)?;
+                        tables.grundy(&p)?;
+                    }
                 }
             }
         }
@@ -413,7 +461,7 @@ pub fn serve(mut cfg: Config) -> anyhow::Result<ExitCode> {
         bail!("--workers must be at least 1");
     }
     // The address first: a busy port is reported before any table loads.
-    let listener = std::net::TcpListener::bind(&cfg.addr).with_context(|| format!("cannot listen on {}", cfg.addr))?;
+    let listener = std::net::TcpListener::bind(&cfg.addr).map_err(|e| listen_error(&cfg.addr, &e))?;
     listener.set_nonblocking(true)?;
     limit_send_buffer(&listener);
     cfg.max_connections = fit_descriptors(cfg.max_connections, cfg.tables.len())?;
@@ -430,6 +478,28 @@ pub fn serve(mut cfg: Config) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
     rt.block_on(run(cfg, state, listener))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why the server cannot listen on `addr`, in words: a port in use says
+/// how to choose another.
+fn listen_error(addr: &str, e: &std::io::Error) -> anyhow::Error {
+    let what = match e.kind() {
+        std::io::ErrorKind::AddrInUse => {
+            let port = addr.rsplit_once(':').and_then(|(_, p)| p.parse::<u16>().ok()).unwrap_or(8080);
+            let host = addr.rsplit_once(':').map_or("127.0.0.1", |(h, _)| h);
+            format!(
+                "port {port} is in use (another server, or another chomp serve); choose another with --addr, e.g. --addr {host}:{} (port 0 picks a free one)",
+                port.wrapping_add(1).max(1024)
+            )
+        }
+        std::io::ErrorKind::AddrNotAvailable => "no such address on this machine (--addr takes HOST:PORT, e.g. 127.0.0.1:8080)".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied (ports below 1024 need privileges: choose one above)".to_string(),
+        _ => {
+            let s = e.to_string();
+            s.find(" (os error ").map_or(s.clone(), |i| s[..i].to_string())
+        }
+    };
+    anyhow::anyhow!("cannot listen on {addr}: {what}")
 }
 
 /// The kernel's send buffer of every connection (inherited from the
@@ -460,7 +530,7 @@ fn limit_send_buffer(listener: &std::net::TcpListener) {
 
 /// The connections the descriptors allow: raises the soft limit on open
 /// files to the hard one, then keeps room for every table directory's
-/// [`OPEN_FILES`], [`WAITING`] connections and [`SPARE_FILES`]; lowers
+/// [`OPEN_FILES`], [`WAITING`] connections, [`BUSY_ANSWERS`] and [`SPARE_FILES`]; lowers
 /// `cap` (saying so) if the limit leaves less.
 fn fit_descriptors(cap: usize, dirs: usize) -> anyhow::Result<usize> {
     #[cfg(unix)]
@@ -479,7 +549,7 @@ fn fit_descriptors(cap: usize, dirs: usize) -> anyhow::Result<usize> {
             }
             lim.rlim_cur
         };
-        let kept = dirs * OPEN_FILES + WAITING + SPARE_FILES;
+        let kept = dirs * OPEN_FILES + WAITING + BUSY_ANSWERS + SPARE_FILES;
         let room = usize::try_from(soft).unwrap_or(usize::MAX).saturating_sub(kept);
         if room == 0 {
             bail!("too few file descriptors (ulimit -n is {soft}): at least {} are needed", kept + 1);
@@ -527,16 +597,37 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     }
 }
 
-/// A connection accepted at the cap that found no place within
-/// [`ADMIT_WAIT`]: a 503 with the API's JSON body, then closed.
-async fn busy(mut stream: tokio::net::TcpStream) {
-    use tokio::io::AsyncWriteExt;
+/// The answer to a connection that finds no place: a 503 with the API's JSON body.
+fn busy_answer() -> String {
     let body = json!({ "error": "server busy: every connection is being answered; try again" }).to_string();
-    let answer = format!(
+    format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
         body.len()
-    );
-    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(answer.as_bytes())).await;
+    )
+}
+
+/// A connection that found no place (within [`ADMIT_WAIT`], or at once
+/// when every waiting place is taken too): the 503, then the client's
+/// request read until it closes (1 s at most), so that the close is not a
+/// reset that could lose the answer.
+async fn busy(mut stream: tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let limit = Duration::from_secs(1);
+    if tokio::time::timeout(limit, stream.write_all(busy_answer().as_bytes())).await.is_err() {
+        return;
+    }
+    let _ = tokio::time::timeout(limit, stream.shutdown()).await;
+    let mut sink = [0u8; 4096];
+    let _ = tokio::time::timeout(limit, async { while let Ok(1..) = stream.read(&mut sink).await {} }).await;
+}
+
+/// A 503 written at once, without waiting, to a connection beyond every
+/// waiting place and [`BUSY_ANSWERS`] (a storm of connections): a fresh
+/// socket's buffer takes it whole.
+fn busy_now(stream: tokio::net::TcpStream) {
+    let mut sink = [0u8; 4096];
+    while let Ok(1..) = stream.try_read(&mut sink) {}
+    let _ = stream.try_write(busy_answer().as_bytes());
 }
 
 /// Failed accepts (e.g. too many open files), logged at most once in 10 s.
@@ -568,19 +659,36 @@ async fn run(cfg: Config, state: Shared, listener: std::net::TcpListener) -> any
     let _ = std::io::stdout().flush();
     let registry = state.connections.clone();
     let app = router(state, Duration::from_secs(cfg.request_timeout.max(1)));
-    // Connections accepted: those served and at most WAITING waiting for a place.
+    // Connections accepted: those served and at most WAITING waiting for a
+    // place; while these are all taken, newcomers wait in the listen queue,
+    // for FULL_WAIT at most, then get a 503 at once.
     let accepted = Arc::new(Semaphore::new(cfg.max_connections + WAITING));
+    let answering_busy = Arc::new(Semaphore::new(BUSY_ANSWERS));
     let graceful = GracefulShutdown::new();
     let idle = Duration::from_secs(cfg.idle_timeout.max(1));
     let write_timeout = Duration::from_secs(cfg.write_timeout.max(1));
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(idle).max_buf_size(MAX_HEAD.max(8192)).keep_alive(true);
     let mut errors = AcceptErrors { last: None, since: 0 };
+    // Since when no waiting place has been free.
+    let mut full_since: Option<Instant> = None;
     loop {
-        let permit = tokio::select! {
-            p = accepted.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
-            _ = &mut signal => break,
+        // A waiting place, or none when none has freed for FULL_WAIT: the
+        // next connection then gets its 503 at once.
+        let permit = match accepted.clone().try_acquire_owned() {
+            Ok(p) => Some(p),
+            Err(_) => {
+                let left = FULL_WAIT.saturating_sub(full_since.get_or_insert_with(Instant::now).elapsed());
+                tokio::select! {
+                    p = accepted.clone().acquire_owned(), if !left.is_zero() => match p { Ok(p) => Some(p), Err(_) => break },
+                    _ = tokio::time::sleep(left) => None,
+                    _ = &mut signal => break,
+                }
+            }
         };
+        if permit.is_some() {
+            full_since = None;
+        }
         let (stream, _peer) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(x) => x,
@@ -595,6 +703,18 @@ async fn run(cfg: Config, state: Shared, listener: std::net::TcpListener) -> any
             _ = &mut signal => break,
         };
         let _ = stream.set_nodelay(true);
+        // A place may have freed while no one was connecting.
+        let Some(permit) = permit.or_else(|| accepted.clone().try_acquire_owned().ok()) else {
+            if let Ok(p) = answering_busy.clone().try_acquire_owned() {
+                tokio::spawn(async move {
+                    busy(stream).await;
+                    drop(p);
+                });
+            } else {
+                busy_now(stream);
+            }
+            continue;
+        };
         let (registry, builder, app, watcher) = (registry.clone(), builder.clone(), app.clone(), graceful.watcher());
         tokio::spawn(async move {
             let Some(slot) = registry.admit(ADMIT_WAIT).await else {
