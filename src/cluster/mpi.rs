@@ -68,8 +68,8 @@ impl MpiComm {
             // From whichever thread panicked: MPI_Abort is the one call a
             // process that cannot go on must make, and MPICH takes it from
             // any thread.
-            // SAFETY: MPI is initialised (this value exists) and not finalised
-            // (it is dropped only after the hook's process has returned).
+            // SAFETY: MPI is initialised: the hook is installed by an
+            // `MpiComm`, which `main` keeps (MPI not finalised) until it returns.
             unsafe {
                 mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 1);
             }
