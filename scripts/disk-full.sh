@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Disk full: a run whose output directory lies on a tiny tmpfs must stop with
 # a clear error, keep its completed levels intact (verify passes), and resume
-# to the bytes of a clean run once space is freed. Needs root (mount); skips
-# with a message otherwise.
+# to the bytes of a clean run once space is freed. Needs root (mount): where
+# it cannot mount its tmpfs it prints a line starting SKIPPED and exits 77,
+# so that CI (.ci/run) fails rather than passing a test that did not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "$(id -u)" -ne 0 ]; then echo "disk-full test skipped: needs root to mount a tmpfs"; exit 0; fi
+skipped() { echo "SKIPPED: disk-full test: $1 (nothing was tested)" >&2; exit 77; }
+if [ "$(id -u)" -ne 0 ]; then skipped "needs root to mount a tmpfs"; fi
 cargo build --release --locked --quiet
 BIN=$PWD/target/release/chomp
 T=$(mktemp -d)
 M="$T/small"
 mkdir -p "$M"
-if ! mount -t tmpfs -o size=700k tmpfs "$M" 2>/dev/null; then echo "disk-full test skipped: cannot mount a tmpfs here"; rm -rf "$T"; exit 0; fi
+if ! mount -t tmpfs -o size=700k tmpfs "$M" 2>/dev/null; then rm -rf "$T"; skipped "cannot mount a tmpfs here"; fi
 trap 'umount "$M" 2>/dev/null; rm -rf "$T"' EXIT
 digest() { (cd "$1" && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16); }
 job="--max-tiles 62 --grundy-max-tiles 40"

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # MPI tests: the same job on 1, 2, 3 and 4 processes (oversubscribed) gives
 # byte-identical tables, summary and manifest; a killed process ends the job
-# within seconds and a rerun resumes to the same bytes; processes started
+# within seconds and a rerun resumes to the same bytes; a panic or an error
+# on one process (CHOMP_TEST_PANIC, CHOMP_TEST_ERROR) ends all of them within
+# 30 s with one line naming it; SIGUSR1 to one process stops all of them
+# after the same level with a checkpoint, and a rerun resumes to the same
+# bytes; processes started
 # with different jobs, options or tunables are refused within 90 s with one
 # line naming the difference; every gather in pieces of 64 KiB with the
 # collectives' order checked gives the same bytes; verify --full's proof on
@@ -134,6 +138,67 @@ else
     ok "rerun resumed after level $done_levels and matches a clean run ($got)"
   else
     bad "rerun after kill: $got != $want (or did not resume)"
+  fi
+fi
+
+# 2a. A panic on one process, then an error on another, ends the whole job
+# within 30 s, non-zero, with one line naming the process.
+failing() { # failing NAME KNOB PATTERN
+  local name=$1 knob=$2 pattern=$3 rc t0 took_ms
+  t0=$(date +%s%N)
+  set +e
+  env "$knob" RAYON_NUM_THREADS=1 timeout --kill-after=5 60 mpiexec -n 3 "$MPI_BIN" solve --max-tiles 80 --out "$T/$name" --quiet 2>"$T/$name.log"
+  rc=$?
+  set -e
+  took_ms=$((($(date +%s%N) - t0) / 1000000))
+  if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] && [ $took_ms -lt 30000 ] && grep -q -- "$pattern" "$T/$name.log"; then
+    ok "$knob: the job exited with $rc after $((took_ms / 1000)).$(printf %03d $((took_ms % 1000)))s: $(grep -- "$pattern" "$T/$name.log" | head -1 | cut -c1-150)"
+  else
+    bad "$knob: exit $rc after ${took_ms} ms"; cat "$T/$name.log"
+  fi
+}
+failing panic CHOMP_TEST_PANIC=1:40 "^error: process 1 panicked at .*process 1 panics at the start of level 40"
+failing error CHOMP_TEST_ERROR=2:40 "^error: process 2: CHOMP_TEST_ERROR: process 2 stops at the start of level 40"
+
+# 2b. SIGUSR1 to one of 3 processes (as Slurm sends before a time limit):
+# all stop after the same level with status 75 and a checkpoint of it; the
+# lock is released, and a rerun resumes there to the bytes of a clean run.
+job="--max-tiles 88 --grundy-max-tiles 66"
+set +e
+RAYON_NUM_THREADS=1 "${MPIEXEC[@]}" -n 3 "$MPI_BIN" solve $job --out "$T/stop" 2>"$T/stop.log" &
+launcher=$!
+set -e
+stop_levels() { python3 -c "import json;print(json.load(open('$T/stop/manifest.json'))['levels_complete'])" 2>/dev/null || echo 0; }
+asked=""
+for _ in $(seq 1 600); do
+  if ! kill -0 "$launcher" 2>/dev/null; then break; fi
+  if [ "$(stop_levels)" -ge 40 ]; then
+    asked=$(pgrep -f "$MPI_BIN solve $job --out $T/stop" | tail -n 1 || true)
+    break
+  fi
+  sleep 0.05
+done
+if [ -z "$asked" ]; then
+  bad "no MPI process found to signal: the job ended before level 40 or never started ($(stop_levels) levels)"
+  wait "$launcher" || true
+else
+  kill -USR1 "$asked"
+  set +e
+  wait "$launcher"
+  rc=$?
+  set -e
+  line=$(grep "^stopped on request after level" "$T/stop.log" || true)
+  at=$(echo "$line" | sed -n 's/^stopped on request after level \([0-9]*\);.*/\1/p')
+  if [ "$rc" -eq 75 ] && [ -n "$at" ] && [ "$(stop_levels)" = "$at" ] && [ ! -e "$T/stop/.lock" ]; then
+    ok "SIGUSR1 to one process: every process stopped after level $at with status 75"
+  else
+    bad "SIGUSR1: exit $rc, '$line', manifest at level $(stop_levels)"; tail -5 "$T/stop.log"
+  fi
+  RAYON_NUM_THREADS=1 "${MPIEXEC[@]}" -n 3 "$MPI_BIN" solve $job --out "$T/stop" 2>"$T/stop-resume.log"
+  if grep -q "resuming after level $at" "$T/stop-resume.log" && [ "$(digest "$T/stop")" = "$want" ]; then
+    ok "the stopped job resumed after level $at and matches a clean run"
+  else
+    bad "the stopped job's rerun: $(digest "$T/stop") != $want (or did not resume after level $at)"
   fi
 fi
 

@@ -163,6 +163,8 @@ echo "ok: one-node Slurm cluster up ($hw)"
 
 # 4. The job, submitted as a user would: a job file of their own, its
 # processes from sbatch's flags, BIN, OUT and SCRATCH from the environment.
+# (A time limit above the script's --signal=USR1@900: with less, Slurm would
+# ask the job to stop, and requeue it, at once.)
 cat >"$T/job.toml" <<EOF
 name = "slurm-test"
 out = "out"
@@ -171,7 +173,7 @@ grundy_max_tiles = 40
 EOF
 job_id=$(JOB=$T/job.toml BIN=$MPI_BIN OUT=$T/out/tables SCRATCH=$T/scratch LAUNCH=$LAUNCH \
   sbatch --parsable --job-name=chomp-slurm-test --nodes=1 --ntasks=2 --ntasks-per-node=2 \
-  --cpus-per-task=1 --mem=1G --time=10 --output="$T/job-%j.log" jobs/cluster-frontier.slurm) ||
+  --cpus-per-task=1 --mem=1G --time=30 --output="$T/job-%j.log" jobs/cluster-frontier.slurm) ||
   fail "sbatch refused jobs/cluster-frontier.slurm"
 job_id=${job_id%%;*}
 log=$T/job-$job_id.log

@@ -95,6 +95,16 @@ pub trait Comm: Sync {
         }
         self.abort(1)
     }
+    /// Stops the job with an error this process found alone (a returned
+    /// error, a panic): prints `error: process P: …`, then ends every
+    /// process, which may be waiting in a collective this one will never
+    /// join.
+    fn fail_alone(&self, message: &str) -> ! {
+        eprintln!("error: process {}: {message}", self.process());
+        // Let mpiexec forward the line before the abort tears the job down.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        self.abort(1)
+    }
 }
 
 /// A [`Comm`] that adds up the time its collectives take: the time a
@@ -206,6 +216,9 @@ impl Comm for Timed<'_> {
     }
     fn fail(&self, message: &str) -> ! {
         self.inner.fail(message)
+    }
+    fn fail_alone(&self, message: &str) -> ! {
+        self.inner.fail_alone(message)
     }
 }
 

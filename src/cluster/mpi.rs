@@ -50,6 +50,32 @@ impl MpiComm {
         let leaders = world.split_by_color(color);
         Some(MpiComm { world, node, leader: leader as usize, leaders, _universe: universe })
     }
+
+    /// Makes a panic on any thread of this process end the whole job: the
+    /// hook prints one line naming the process and the panic, then calls
+    /// `MPI_Abort` before anything unwinds. (Unwinding would drop this
+    /// value, whose `MPI_Finalize` waits for the other processes, which
+    /// wait in a collective this one never joins: the job would hang.)
+    pub fn abort_on_panic(&self) {
+        let process = self.process();
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            let what = payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+            let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+            eprintln!("error: process {process} panicked{at}: {}", what.unwrap_or("a panic"));
+            // Let mpiexec forward the line before the abort tears the job down.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            // From whichever thread panicked: MPI_Abort is the one call a
+            // process that cannot go on must make, and MPICH takes it from
+            // any thread.
+            // SAFETY: MPI is initialised: the hook is installed by an
+            // `MpiComm`, which `main` keeps (MPI not finalised) until it returns.
+            unsafe {
+                mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 1);
+            }
+            std::process::abort()
+        }));
+    }
 }
 
 /// Bitwise OR of `data` over `comm`'s processes, in place, in pieces of at

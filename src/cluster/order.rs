@@ -150,6 +150,9 @@ impl Comm for Ordered<'_> {
     fn fail(&self, message: &str) -> ! {
         self.inner.fail(message)
     }
+    fn fail_alone(&self, message: &str) -> ! {
+        self.inner.fail_alone(message)
+    }
 }
 
 #[cfg(test)]

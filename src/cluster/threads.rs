@@ -274,6 +274,10 @@ impl Comm for ThreadComm {
         self.leave(format!("process {} stopped: {message}", self.process), true);
         std::panic::panic_any(message.to_string())
     }
+    fn fail_alone(&self, message: &str) -> ! {
+        self.leave(format!("process {} failed: {message}", self.process), true);
+        std::panic::panic_any(message.to_string())
+    }
 }
 
 #[cfg(test)]

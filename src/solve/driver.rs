@@ -23,6 +23,8 @@ use memmap2::Mmap;
 use roaring::{MultiOps, RoaringTreemap};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How to run a plan.
@@ -46,6 +48,11 @@ pub struct Options {
     /// Positions of each level checked against the rules of the game once
     /// its tables are written (format 3; 0: none). See [`super::check`].
     pub check_samples: u64,
+    /// Set (by a signal handler, say) to stop the run at the end of the
+    /// level in progress: the processes agree on it at every level's end,
+    /// checkpoint the levels done and return [`JobError::Stopped`]. Not
+    /// part of the run's identity: processes may be asked apart.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// The default [`Options::checkpoint_seconds`].
@@ -62,6 +69,7 @@ impl Options {
             work_dir: None,
             checkpoint_seconds: CHECKPOINT_SECONDS,
             check_samples: CHECK_SAMPLES,
+            stop: None,
         }
     }
 }
@@ -125,10 +133,9 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
     } else {
         fresh
     };
-    comm.barrier();
-    if !root {
-        manifest = dir.read_manifest()?;
-    }
+    // Process 0's manifest, sent (also the point where every process knows
+    // the directory is ready: scratch is created after it).
+    manifest = from_root(&manifest, dir.path(), comm)?;
     if manifest.complete {
         return Ok(manifest);
     }
@@ -144,23 +151,28 @@ pub fn run_on(plan: &Plan, opts: &Options, comm: &dyn Comm, mut on_event: impl F
         Some(w) => {
             let pids = comm.all_gather(&std::process::id().to_le_bytes());
             let pid = u32::from_le_bytes(pids[leader][..4].try_into().expect("a pid is 4 bytes"));
-            w.join(format!("chomp-{pid}-node{leader}"))
+            w.join(format!("{}{pid}-node{leader}", super::scratch::PREFIX))
         }
         None => dir.node_work_dir(leader),
     };
     if root {
         dir.create_table_dirs()?;
     }
+    // The node's first process owns its scratch while the run lasts (and
+    // removes the scratch of killed runs on this node's --work-dir first).
+    let mut scratch = None;
     if comm.is_node_leader() {
-        fs::create_dir_all(&work).map_err(io_err(&work))?;
+        if let Some(w) = &opts.work_dir {
+            super::scratch::remove_stale(w);
+        }
+        scratch = Some(super::scratch::Scratch::create(&work)?);
     }
     comm.node_barrier();
     let result = run_levels(plan, &ranking, &dir, &work, &mut manifest, comm, opts, hold, &mut on_event);
-    if comm.is_node_leader() {
-        // Unlinking is safe while the node's other processes still map the files.
-        let _ = fs::remove_dir_all(&work);
-    }
-    if result.is_err() && root && manifest.levels_complete > 0 {
+    // Unlinking is safe while the node's other processes still map the files.
+    drop(scratch);
+    let stopped = matches!(result, Err(JobError::Stopped { .. }));
+    if result.is_err() && !stopped && root && manifest.levels_complete > 0 {
         // Checkpoints are batched: keep the levels completed before the
         // failure (after the scratch files are gone, which may be what
         // filled the disk), as many as the disk has room for.
@@ -199,6 +211,12 @@ fn run_levels(
     let (cpu_before, cpu_waited_before) = (super::memory::cpu_seconds(), timed.cpu_seconds());
     for n in manifest.levels_complete + 1..=run.top {
         run.level(n, manifest, on_event)?;
+        if n < run.top && run.stop_agreed() {
+            run.checkpoint_now(n, manifest, on_event)?;
+            // Every process exits once the checkpoint is written.
+            comm.barrier();
+            return Err(JobError::Stopped { levels_complete: n });
+        }
     }
     if comm.is_root() {
         dir.finish(manifest)?;
@@ -314,6 +332,7 @@ impl<'a> Levels<'a> {
     /// Level `n`, from its losses to its commit in the manifest.
     fn level(&mut self, n: u32, manifest: &mut Manifest, on_event: &mut impl FnMut(&Event)) -> Result<(), JobError> {
         on_event(&Event::Started { tiles: n });
+        injected_failure(self.cx.comm.process(), n)?;
         let Ctx { plan, ranking, opts, hold, timed, .. } = self.cx;
         check_memory(ranking, plan, n, manifest, opts.max_memory, hold)?;
         timed.take_largest_gather();
@@ -452,11 +471,19 @@ impl<'a> Levels<'a> {
         Ok((checked.positions, check_seconds))
     }
 
-    /// A checkpoint once `checkpoint_seconds` have passed since the last
-    /// (the last level's checkpoint is the finished manifest).
-    fn checkpoint_after(&mut self, n: u32, manifest: &mut Manifest, on_event: &mut impl FnMut(&Event)) -> Result<(), JobError> {
-        let Ctx { dir, comm, opts, .. } = self.cx;
-        if comm.is_root() && n < self.top && self.checkpointed.elapsed().as_secs_f64() >= opts.checkpoint_seconds {
+    /// Whether any process was asked to stop ([`Options::stop`]): a
+    /// collective at every level's end, so that all stop after the same level.
+    fn stop_agreed(&self) -> bool {
+        let Ctx { comm, opts, .. } = self.cx;
+        let mine = opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
+        let [asked] = sum_over(comm, [u64::from(mine)]);
+        asked > 0
+    }
+
+    /// A checkpoint of the levels to `n` now (process 0 writes it).
+    fn checkpoint_now(&mut self, n: u32, manifest: &mut Manifest, on_event: &mut impl FnMut(&Event)) -> Result<(), JobError> {
+        let Ctx { dir, comm, .. } = self.cx;
+        if comm.is_root() {
             dir.sync_written()?;
             manifest.write(dir.path())?;
             self.checkpointed = Instant::now();
@@ -465,26 +492,54 @@ impl<'a> Levels<'a> {
         Ok(())
     }
 
-    /// The next window (epoch) after level `n`: checkpoint (every process
-    /// then reads the same manifest), hold its marks, push every decided
-    /// loss into it.
+    /// A checkpoint once `checkpoint_seconds` have passed since the last
+    /// (the last level's checkpoint is the finished manifest).
+    fn checkpoint_after(&mut self, n: u32, manifest: &mut Manifest, on_event: &mut impl FnMut(&Event)) -> Result<(), JobError> {
+        let Ctx { comm, opts, .. } = self.cx;
+        if comm.is_root() && n < self.top && self.checkpointed.elapsed().as_secs_f64() >= opts.checkpoint_seconds {
+            self.checkpoint_now(n, manifest, on_event)?;
+        }
+        Ok(())
+    }
+
+    /// The next window (epoch) after level `n`: checkpoint (process 0
+    /// sends the manifest it wrote to every process), hold its marks, push
+    /// every decided loss into it.
     fn next_window(&mut self, n: u32, manifest: &mut Manifest, on_event: &mut impl FnMut(&Event)) -> Result<(), JobError> {
         let Ctx { ranking, dir, work, comm, .. } = self.cx;
-        if comm.is_root() {
-            dir.sync_written()?;
-            manifest.write(dir.path())?;
-            self.checkpointed = Instant::now();
-            on_event(&Event::Checkpointed { levels_complete: n });
-        }
-        comm.barrier();
-        if !comm.is_root() {
-            *manifest = dir.read_manifest()?;
-        }
+        self.checkpoint_now(n, manifest, on_event)?;
+        *manifest = from_root(manifest, dir.path(), comm)?;
         self.frontier.open_epoch(ranking, comm).map_err(io_err(work))?;
         on_event(&window(&self.frontier, n + 1));
         self.mine.table_bytes_read += push_from_tables(ranking, dir, manifest, &mut self.frontier, n, comm)?;
         Ok(())
     }
+}
+
+/// The test knobs `CHOMP_TEST_PANIC` and `CHOMP_TEST_ERROR`: `process`
+/// panics, or stops with an error, as level `n` starts.
+fn injected_failure(process: usize, n: u32) -> Result<(), JobError> {
+    let t = super::tunables::get();
+    if t.test_panic == Some((process, n)) {
+        panic!("CHOMP_TEST_PANIC: process {process} panics at the start of level {n}");
+    }
+    if t.test_error == Some((process, n)) {
+        return Err(JobError::Invalid(format!("CHOMP_TEST_ERROR: process {process} stops at the start of level {n}")));
+    }
+    Ok(())
+}
+
+/// Process 0's manifest on every process (one gather, to which the others
+/// send nothing): they learn of a checkpoint from it rather than from the
+/// file, which a shared file system's caches may still show them as it was.
+fn from_root(manifest: &Manifest, dir: &Path, comm: &dyn Comm) -> Result<Manifest, JobError> {
+    if comm.processes() == 1 {
+        return Ok(manifest.clone());
+    }
+    let mine = if comm.is_root() { manifest.canonical().into_bytes() } else { Vec::new() };
+    let all = comm.all_gather(&mine);
+    let text = String::from_utf8_lossy(&all[0]);
+    Ok(Manifest::parse(&dir.join(crate::store::MANIFEST), &text)?)
 }
 
 /// The event that announces a window of the level sieve from level `from`.

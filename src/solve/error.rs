@@ -41,9 +41,24 @@ pub enum JobError {
     /// builds: every process finds it at once, process 0 reports it.
     #[error("{0}")]
     Mismatch(String),
+    /// The run stopped on request (`SIGTERM`, `SIGUSR1`: [`super::Options::stop`])
+    /// at the end of a level, after a checkpoint of every level completed;
+    /// running it again resumes there.
+    #[error("{}", stopped_text(*levels_complete))]
+    Stopped {
+        /// The levels the checkpoint holds.
+        levels_complete: u32,
+    },
     /// An internal self-check failed (a bug: please report).
     #[error("self-check failed: {0}")]
     SelfCheck(String),
+}
+
+fn stopped_text(levels_complete: u32) -> String {
+    match levels_complete {
+        0 => "stopped on request before the first level was complete; run the same command again to start".to_string(),
+        n => format!("stopped on request after level {n}; levels 1-{n} are saved: run the same command again to resume"),
+    }
 }
 
 impl From<DirError> for JobError {

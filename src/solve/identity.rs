@@ -28,7 +28,8 @@ impl Identity {
     /// SHA-256 is `executable`, with these tunables.
     pub fn new(executable: &str, plan: &Plan, opts: &Options, tunables: &Tunables) -> Self {
         // Every field, by name: a field added to Options must be named here.
-        let Options { out, force, max_memory, work_dir, checkpoint_seconds, check_samples } = opts;
+        // (`stop` is a request, not a setting: one process may be asked alone.)
+        let Options { out, force, max_memory, work_dir, checkpoint_seconds, check_samples, stop: _ } = opts;
         let mut fields = vec![
             ("chomp version".to_string(), json!(TOOL_VERSION)),
             ("executable (SHA-256)".to_string(), json!(executable)),

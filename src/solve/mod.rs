@@ -14,6 +14,7 @@ pub mod in_memory;
 pub mod memory;
 mod plan;
 pub mod prove;
+mod scratch;
 pub mod sieve;
 pub mod tunables;
 pub mod words;

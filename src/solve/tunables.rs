@@ -46,6 +46,12 @@ pub struct Tunables {
     /// same place, and stops the run with one line naming the first
     /// divergence ([`crate::cluster::Ordered`]).
     pub check_collectives: bool,
+    /// `CHOMP_TEST_PANIC=PROCESS:LEVEL`: that process panics as that level
+    /// starts (a test of the path that ends the whole job on one failure).
+    pub test_panic: Option<(usize, u32)>,
+    /// `CHOMP_TEST_ERROR=PROCESS:LEVEL`: that process stops with an error
+    /// as that level starts (the same, for a returned error).
+    pub test_error: Option<(usize, u32)>,
 }
 
 /// The defaults (what every published table was computed with).
@@ -60,10 +66,12 @@ pub const DEFAULT: Tunables = Tunables {
     words_far: None,
     collective_bytes: None,
     check_collectives: false,
+    test_panic: None,
+    test_error: None,
 };
 
 /// The names a run accepts; `CHOMP_LOG` (the server's log filter) is not a tunable.
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 11] = [
     "CHOMP_PARALLEL_PARENTS",
     "CHOMP_COPY_SHARE",
     "CHOMP_EPOCH_BYTES",
@@ -73,10 +81,17 @@ pub const NAMES: [&str; 9] = [
     "CHOMP_WORDS_FAR",
     "CHOMP_COLLECTIVE_BYTES",
     "CHOMP_CHECK_COLLECTIVES",
+    "CHOMP_TEST_PANIC",
+    "CHOMP_TEST_ERROR",
 ];
 
-/// Other `CHOMP_*` variables that are not tunables.
-const NOT_TUNABLES: [&str; 1] = ["CHOMP_LOG"];
+/// Other `CHOMP_*` variables, read elsewhere, that are not tunables: the
+/// server's log filter and the interval of progress lines.
+const NOT_TUNABLES: [&str; 2] = ["CHOMP_LOG", PROGRESS_SECONDS];
+
+/// The interval of progress lines of long commands on standard error
+/// (seconds; a display setting, not a tunable: nothing computed depends on it).
+pub const PROGRESS_SECONDS: &str = "CHOMP_PROGRESS_SECONDS";
 
 impl Tunables {
     /// Reads the variables from `var` (name → value, `None` when unset).
@@ -106,6 +121,15 @@ impl Tunables {
                 Some(v) => Err(format!("{name}={v:?}: use 0 (off) or 1 (on)")),
             }
         }
+        /// `PROCESS:LEVEL`, e.g. `1:40`.
+        fn at(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<(usize, u32)>, String> {
+            let Some(v) = var(name) else { return Ok(None) };
+            let parsed = v.trim().split_once(':').and_then(|(p, n)| Some((p.trim().parse().ok()?, n.trim().parse().ok()?)));
+            match parsed {
+                Some((p, n)) if n > 0 => Ok(Some((p, n))),
+                _ => Err(format!("{name}={v:?}: use PROCESS:LEVEL, e.g. 1:40 (process 1 at the start of level 40)")),
+            }
+        }
         Ok(Tunables {
             parallel_parents: parse(&var, "CHOMP_PARALLEL_PARENTS", |&x: &u64| x > 0)?.unwrap_or(DEFAULT.parallel_parents),
             copy_share: parse(&var, "CHOMP_COPY_SHARE", |&x: &f64| (0.0..=16.0).contains(&x))?.unwrap_or(DEFAULT.copy_share),
@@ -116,6 +140,8 @@ impl Tunables {
             words_far: parse(&var, "CHOMP_WORDS_FAR", |&x: &u32| x <= 64)?,
             collective_bytes: parse(&var, "CHOMP_COLLECTIVE_BYTES", |&x: &u64| x > 0)?,
             check_collectives: switch(&var, "CHOMP_CHECK_COLLECTIVES", DEFAULT.check_collectives)?,
+            test_panic: at(&var, "CHOMP_TEST_PANIC")?,
+            test_error: at(&var, "CHOMP_TEST_ERROR")?,
         })
     }
 }
@@ -125,7 +151,8 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// Checks the environment's `CHOMP_*` variables: every one a tunable (or
-/// `CHOMP_LOG`), every tunable's value valid.
+/// one of the others: `CHOMP_LOG`, `CHOMP_PROGRESS_SECONDS`), every value
+/// valid.
 ///
 /// # Errors
 /// A one-line message naming the variable.
@@ -135,7 +162,17 @@ pub fn check_env() -> Result<(), String> {
             return Err(format!("{name}: not a variable chomp knows (its tunables: {})", NAMES.join(", ")));
         }
     }
+    if let Some(v) = env(PROGRESS_SECONDS) {
+        if progress_seconds(&v).is_none() {
+            return Err(format!("{PROGRESS_SECONDS}={v:?}: not a number of seconds above 0"));
+        }
+    }
     Tunables::from_vars(env).map(|_| ())
+}
+
+/// The value of [`PROGRESS_SECONDS`] in seconds, if valid (above 0).
+pub fn progress_seconds(v: &str) -> Option<f64> {
+    v.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s > 0.0)
 }
 
 /// This process's tunables, read from the environment the first time
@@ -166,6 +203,8 @@ mod tests {
         assert_eq!(t.copy_share, DEFAULT.copy_share);
         let t = from(&[("CHOMP_COLLECTIVE_BYTES", "65536"), ("CHOMP_CHECK_COLLECTIVES", "1")]).unwrap();
         assert_eq!((t.collective_bytes, t.check_collectives), (Some(65536), true));
+        let t = from(&[("CHOMP_TEST_PANIC", "1:40"), ("CHOMP_TEST_ERROR", " 2 : 7 ")]).unwrap();
+        assert_eq!((t.test_panic, t.test_error), (Some((1, 40)), Some((2, 7))));
         for bad in [
             ("CHOMP_EPOCH_BYTES", "lots"),
             ("CHOMP_EPOCH_BYTES", "0"),
@@ -173,6 +212,9 @@ mod tests {
             ("CHOMP_WORDS_LOW", "17"),
             ("CHOMP_COLLECTIVE_BYTES", "0"),
             ("CHOMP_CHECK_COLLECTIVES", "yes"),
+            ("CHOMP_TEST_PANIC", "1"),
+            ("CHOMP_TEST_PANIC", "1:0"),
+            ("CHOMP_TEST_ERROR", "x:40"),
         ] {
             let e = from(&[bad]).unwrap_err();
             assert!(e.starts_with(bad.0), "{e}");

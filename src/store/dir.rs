@@ -480,33 +480,75 @@ impl TableDir {
     /// process that holds it. The lock ends when the returned value drops
     /// (or the process dies).
     ///
+    /// The lock is a `flock` on `DIR/.lock`, which names its holder (host,
+    /// pid, Slurm job) and is touched every [`HEARTBEAT`]. Where the file
+    /// system has no `flock` (ENOSYS, EOPNOTSUPP or ENOLCK, as on a Lustre
+    /// mount without it), the file itself is the lock: created exclusively
+    /// (`O_EXCL`), and taken over when its holder is gone ([`Holder::is_gone`]:
+    /// a dead process of this host, an earlier run of this requeued Slurm
+    /// job, or no heartbeat for [`STALE_AFTER`]).
+    ///
     /// # Errors
     /// [`DirError::Refused`] when another run holds it; I/O errors.
     pub fn lock(&self) -> Result<DirLock, DirError> {
+        self.lock_with(true)
+    }
+
+    /// [`TableDir::lock`]; without `flock` the lock file alone, as on a file
+    /// system that has none.
+    fn lock_with(&self, use_flock: bool) -> Result<DirLock, DirError> {
         if self.root.exists() && !self.root.is_dir() {
             return Err(DirError::Refused(format!("{}: exists and is not a directory", self.root.display())));
         }
         fs::create_dir_all(&self.root).map_err(io(&self.root))?;
         let path = self.root.join(LOCK);
-        let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io(&path))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let holder = holder.trim();
-                let who = if holder.is_empty() { "another process".to_string() } else { format!("process {holder}") };
-                return Err(DirError::Refused(format!(
-                    "{}: in use by {who} (another chomp run writes it); wait for it to end or choose another directory",
-                    self.root.display()
-                )));
+        let me = Holder::this_process();
+        for attempt in 0..2 {
+            let (mut file, created) = match OpenOptions::new().read(true).write(true).create_new(true).open(&path) {
+                Ok(f) => (f, true),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    (OpenOptions::new().read(true).write(true).open(&path).map_err(io(&path))?, false)
+                }
+                Err(e) => return Err(TableError::io(&path, e).into()),
+            };
+            let flocked = match use_flock.then(|| file.try_lock()) {
+                Some(Ok(())) => true,
+                Some(Err(fs::TryLockError::WouldBlock)) => return Err(self.refused(&mut file)),
+                Some(Err(fs::TryLockError::Error(e))) if !no_flock(&e) => return Err(TableError::io(&path, e).into()),
+                // No flock here: the exclusive creation is the lock.
+                _ => false,
+            };
+            if !flocked && !created {
+                let theirs = Holder::read(&mut file);
+                let age = file.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).unwrap_or_default();
+                if attempt > 0 || !theirs.as_ref().map_or(age > STALE_AFTER, |h| h.is_gone(&me, age)) {
+                    return Err(self.refused(&mut file));
+                }
+                // Left by a run that is gone: remove it, and create it anew
+                // (exclusively: of two runs that both found it stale, one wins).
+                drop(file);
+                fs::remove_file(&path).map_err(io(&path))?;
+                continue;
             }
-            Err(fs::TryLockError::Error(e)) => return Err(TableError::io(&path, e).into()),
+            let written = file.set_len(0).and_then(|_| file.rewind()).and_then(|_| file.write_all(me.to_text().as_bytes()));
+            written.map_err(io(&path))?;
+            return Ok(DirLock::holding(file, path));
         }
-        let pid = std::process::id().to_string();
-        let written = file.set_len(0).and_then(|_| file.rewind()).and_then(|_| file.write_all(pid.as_bytes()));
-        written.map_err(io(&path))?;
-        Ok(DirLock { file, path })
+        unreachable!("the second attempt returns")
+    }
+
+    /// The refusal naming the holder of lock file `file`.
+    fn refused(&self, file: &mut File) -> DirError {
+        let age = file.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+        let who = match Holder::read(file) {
+            Some(h) => h.describe(),
+            None => "another process".to_string(),
+        };
+        let seen = age.map(|a| format!(", its lock touched {} s ago", a.as_secs())).unwrap_or_default();
+        DirError::Refused(format!(
+            "{}: in use by {who}{seen} (another chomp run writes it); wait for it to end or choose another directory",
+            self.root.display()
+        ))
     }
 
     /// Opens the directory for a run whose fresh manifest is `fresh`: an
@@ -675,15 +717,140 @@ impl LossSet {
     }
 }
 
-/// The held lock of a table directory; released (and its file removed) on drop.
+/// How often the holder of a directory's lock touches its file.
+pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A lock file untouched for this long, on a file system without `flock`,
+/// is taken to be left by a run that is gone (ten missed heartbeats).
+pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Whether `e` says the file system has no `flock`.
+fn no_flock(e: &std::io::Error) -> bool {
+    /// `ENOLCK` on Linux: an NFS mount without its lock manager.
+    const ENOLCK: i32 = 37;
+    e.kind() == std::io::ErrorKind::Unsupported || (cfg!(target_os = "linux") && e.raw_os_error() == Some(ENOLCK))
+}
+
+/// Who holds a directory's lock, as its lock file says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Holder {
+    /// The host name.
+    pub(crate) host: String,
+    /// The process id on that host.
+    pub(crate) pid: u32,
+    /// `SLURM_JOB_ID`, under Slurm.
+    pub(crate) job: Option<String>,
+    /// `SLURM_RESTART_COUNT`: how often Slurm has requeued the job.
+    pub(crate) restart: Option<String>,
+}
+
+impl Holder {
+    /// This process.
+    pub(crate) fn this_process() -> Self {
+        Holder {
+            host: host_name(),
+            pid: std::process::id(),
+            job: std::env::var("SLURM_JOB_ID").ok().filter(|j| !j.is_empty()),
+            restart: std::env::var("SLURM_RESTART_COUNT").ok().filter(|r| !r.is_empty()),
+        }
+    }
+
+    /// The lock file's text: `key=value` lines.
+    pub(crate) fn to_text(&self) -> String {
+        let mut t = format!("host={}\npid={}\n", self.host, self.pid);
+        if let Some(j) = &self.job {
+            t.push_str(&format!("slurm_job={j}\n"));
+        }
+        if let Some(r) = &self.restart {
+            t.push_str(&format!("slurm_restart={r}\n"));
+        }
+        t
+    }
+
+    /// Parses [`Holder::to_text`]; `None` for anything else (an empty file,
+    /// or one written by an older version: a bare pid).
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix('=')).map(|v| v.trim().to_string());
+        Some(Holder { host: field("host")?, pid: field("pid")?.parse().ok()?, job: field("slurm_job"), restart: field("slurm_restart") })
+    }
+
+    fn read(file: &mut File) -> Option<Self> {
+        let mut text = String::new();
+        file.rewind().ok()?;
+        file.read_to_string(&mut text).ok()?;
+        Holder::parse(&text)
+    }
+
+    /// The holder in words, for a refusal.
+    fn describe(&self) -> String {
+        let job = self.job.as_ref().map(|j| format!(", Slurm job {j}")).unwrap_or_default();
+        format!("process {} on {}{job}", self.pid, self.host)
+    }
+
+    /// Whether this holder, whose lock file was last touched `age` ago, is
+    /// gone, as seen from `me`: a process of this host that no longer
+    /// exists; an earlier run of this same Slurm job (requeued: another
+    /// restart count); or, on another host, a lock not touched for
+    /// [`STALE_AFTER`].
+    pub(crate) fn is_gone(&self, me: &Holder, age: std::time::Duration) -> bool {
+        if self.host == me.host {
+            if let Some(alive) = pid_alive(self.pid) {
+                return !alive;
+            }
+        }
+        if self.job.is_some() && self.job == me.job && self.restart != me.restart {
+            return true;
+        }
+        age > STALE_AFTER
+    }
+}
+
+/// This host's name (empty where it cannot be read).
+pub(crate) fn host_name() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()))
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default()
+}
+
+/// Whether process `pid` of this host exists; `None` where this cannot be
+/// told (no `/proc`).
+pub(crate) fn pid_alive(pid: u32) -> Option<bool> {
+    Path::new("/proc/self").exists().then(|| Path::new(&format!("/proc/{pid}")).exists())
+}
+
+/// The held lock of a table directory; released (and its file removed) on
+/// drop. A thread touches the file every [`HEARTBEAT`] meanwhile.
 #[derive(Debug)]
 pub struct DirLock {
     file: File,
     path: PathBuf,
+    /// Dropped to stop the heartbeat.
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    heartbeat: Option<std::thread::JoinHandle<()>>,
+}
+
+impl DirLock {
+    fn holding(file: File, path: PathBuf) -> Self {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let heartbeat = file.try_clone().ok().map(|f| {
+            std::thread::spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(HEARTBEAT) {
+                    let _ = f.set_modified(std::time::SystemTime::now());
+                }
+            })
+        });
+        DirLock { file, path, stop: Some(stop), heartbeat }
+    }
 }
 
 impl Drop for DirLock {
     fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(h) = self.heartbeat.take() {
+            let _ = h.join();
+        }
         // Remove the file while still holding the lock, so that a finished
         // directory holds only its tables.
         let _ = fs::remove_file(&self.path);
@@ -743,4 +910,82 @@ pub fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".tmp");
     path.with_file_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pid that no process of this host has (a child that has exited).
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    fn leave_lock(dir: &Path, holder: &Holder, age: std::time::Duration) {
+        fs::create_dir_all(dir).unwrap();
+        let f = File::create(dir.join(LOCK)).unwrap();
+        (&f).write_all(holder.to_text().as_bytes()).unwrap();
+        f.set_modified(std::time::SystemTime::now() - age).unwrap();
+    }
+
+    #[test]
+    fn without_flock_a_lock_left_by_a_gone_run_is_taken_over_and_a_live_one_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let me = Holder::this_process();
+        let fresh = std::time::Duration::from_secs(5);
+        let old = STALE_AFTER * 2;
+        let other = |host: &str, job: Option<&str>, restart: Option<&str>| Holder {
+            host: host.into(),
+            pid: 1,
+            job: job.map(String::from),
+            restart: restart.map(String::from),
+        };
+        let job =
+            |j: Option<&str>, r: Option<&str>| Holder { job: j.map(String::from), restart: r.map(String::from), ..Holder::this_process() };
+        let cases = [
+            // This host: the process decides, whatever the heartbeat.
+            (Holder { pid: dead_pid(), ..me.clone() }, fresh, true),
+            (me.clone(), old, false),
+            // Another host: the heartbeat decides...
+            (other("gone-node", Some("17"), None), old, true),
+            (other("live-node", Some("17"), None), fresh, false),
+            (other("live-node", None, None), fresh, false),
+        ];
+        for (i, (holder, age, taken)) in cases.into_iter().enumerate() {
+            let dir = TableDir::new(tmp.path().join(format!("d{i}")));
+            leave_lock(dir.path(), &holder, age);
+            let got = dir.lock_with(false);
+            assert_eq!(got.is_ok(), taken, "{holder:?} touched {age:?} ago: {got:?}");
+            if let Err(e) = got {
+                assert!(e.to_string().contains(&format!("in use by process {} on {}", holder.pid, holder.host)), "{e}");
+            } else {
+                // The lock file now names this process, until it is released.
+                assert_eq!(Holder::parse(&fs::read_to_string(dir.path().join(LOCK)).unwrap()), Some(me.clone()));
+                let again = dir.lock_with(false).unwrap_err().to_string();
+                assert!(again.contains("in use by process"), "{again}");
+            }
+        }
+        // ...unless it is an earlier run of this requeued job (another restart count).
+        let requeued = Holder { host: "old-node".into(), ..job(Some("4242"), Some("0")) };
+        let now = job(Some("4242"), Some("1"));
+        assert!(requeued.is_gone(&now, fresh));
+        assert!(!requeued.is_gone(&Holder { restart: Some("0".into()), ..now.clone() }, fresh));
+        assert!(!requeued.is_gone(&Holder { job: Some("4243".into()), ..now }, fresh));
+    }
+
+    #[test]
+    fn with_flock_a_lock_file_left_by_a_killed_run_does_not_refuse() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = TableDir::new(tmp.path().join("d"));
+        // A live holder's record, but no process holds the flock: it was killed.
+        leave_lock(dir.path(), &Holder::this_process(), std::time::Duration::ZERO);
+        let lock = dir.lock().unwrap();
+        let e = dir.lock().unwrap_err().to_string();
+        assert!(e.contains(&format!("in use by process {} on ", std::process::id())), "{e}");
+        drop(lock);
+        assert!(!dir.path().join(LOCK).exists());
+    }
 }

@@ -12,6 +12,8 @@ pub mod manifest;
 pub mod mapped;
 mod ranks;
 
+#[cfg(feature = "tool")]
+pub(crate) use dir::host_name;
 pub use dir::{
     shards_of, tmp_path, write_atomic, DirError, DirLock, LossSet, TableContent, TableDir, GRUNDY_HISTOGRAM_CSV, SUMMARIES, SUMMARY_CSV,
     SUMMARY_JSON, WINNING_MOVES_CSV,

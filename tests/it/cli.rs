@@ -487,7 +487,9 @@ fn report_json_lists_the_levels_and_the_process() {
 #[test]
 fn tunables_are_checked_before_a_run() {
     let tmp = TempDir::new().unwrap();
-    for (var, value) in [("CHOMP_EPOCH_BYTES", "lots"), ("CHOMP_EPOCH_BITES", "1000"), ("CHOMP_WORD_SIEVE", "off")] {
+    for (var, value) in
+        [("CHOMP_EPOCH_BYTES", "lots"), ("CHOMP_EPOCH_BITES", "1000"), ("CHOMP_WORD_SIEVE", "off"), ("CHOMP_PROGRESS_SECONDS", "0")]
+    {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_chomp"))
             .args(["solve", "--max-tiles", "12", "--quiet", "--out"])
             .arg(tmp.path().join("t"))
@@ -498,6 +500,14 @@ fn tunables_are_checked_before_a_run() {
         assert!(line.contains(var), "{line}");
         assert!(!tmp.path().join("t").exists(), "{var}: the refused run wrote a directory");
     }
+    // The interval of progress lines is no tunable, but a variable chomp knows.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chomp"))
+        .args(["solve", "--max-tiles", "12", "--quiet", "--out"])
+        .arg(tmp.path().join("p"))
+        .env("CHOMP_PROGRESS_SECONDS", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// `--count-moves` adds the two counts to the summary; `chomp oeis` turns

@@ -6,10 +6,13 @@
 
 use super::common::contents;
 use chomp_tables::cluster::{Comm, Ordered, ThreadCluster};
-use chomp_tables::solve::{run, run_on, Event, Options, Plan, ProcessWork};
+use chomp_tables::solve::{run, run_on, Event, JobError, Options, Plan, ProcessWork};
 use chomp_tables::{Manifest, TableDir, Universe};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// One process's bytes for `plan`.
 fn one_process(plan: &Plan, out: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -19,12 +22,18 @@ fn one_process(plan: &Plan, out: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// Runs `plan` on `cluster`, every process's collectives checked for
 /// order; `events` sees each process's events. Returns each process's
-/// outcome (an error or a panic as its message).
+/// outcome (an error or a panic as its message). As `chomp` does, a
+/// process that returns an error of its own ends the job.
 fn on_cluster(cluster: ThreadCluster, plan: &Plan, opts: &Options, events: impl Fn(usize, &Event) + Sync) -> Vec<Result<Manifest, String>> {
     let got = cluster.run(|comm| {
         let ordered = Ordered::new(comm);
         let p = comm.process();
-        run_on(plan, opts, &ordered, |e| events(p, e)).map_err(|e| e.to_string())
+        run_on(plan, opts, &ordered, |e| events(p, e)).map_err(|e| match e {
+            // Found by every process at once: each returns it.
+            JobError::Mismatch(_) | JobError::Stopped { .. } => e.to_string(),
+            e if comm.processes() > 1 => ordered.fail_alone(&e.to_string()),
+            e => e.to_string(),
+        })
     });
     got.into_iter().map(|r| r.and_then(|run| run)).collect()
 }
@@ -309,4 +318,97 @@ fn a_resume_on_four_processes_reads_the_tables_once() {
     let sum: u64 = read.iter().sum();
     assert!(sum >= table_bytes && sum * 5 <= table_bytes * 6, "{read:?} bytes read, the tables hold {table_bytes}");
     assert!(read.iter().all(|&r| r > 0), "every process reads some tables: {read:?}");
+}
+
+/// A panic, and a returned error, on process 1 of 3 as level 40 starts
+/// (`CHOMP_TEST_PANIC=1:40`, `CHOMP_TEST_ERROR=1:40`) stop every process
+/// with an error naming process 1, within seconds. The knobs are read once
+/// per process: each case runs [`one_failure_stops_every_process`] in a
+/// process of its own (this test binary, with the knob set).
+#[test]
+fn a_panic_or_an_error_on_one_process_stops_every_process() {
+    for knob in ["CHOMP_TEST_PANIC", "CHOMP_TEST_ERROR"] {
+        let t0 = Instant::now();
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "cluster::one_failure_stops_every_process", "--include-ignored", "--test-threads", "1"])
+            .env(knob, "1:40")
+            .output()
+            .unwrap();
+        let took = t0.elapsed();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{knob}: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("test result: ok. 1 passed"), "{knob}: the case did not run: {stdout}");
+        assert!(took < Duration::from_secs(30), "{knob}: {took:?}");
+    }
+}
+
+/// Run by [`a_panic_or_an_error_on_one_process_stops_every_process`] with
+/// one of its knobs set.
+#[test]
+#[ignore = "run by a_panic_or_an_error_on_one_process_stops_every_process, with CHOMP_TEST_PANIC or CHOMP_TEST_ERROR set"]
+fn one_failure_stops_every_process() {
+    let own = if std::env::var("CHOMP_TEST_PANIC").as_deref() == Ok("1:40") {
+        "CHOMP_TEST_PANIC: process 1 panics at the start of level 40"
+    } else if std::env::var("CHOMP_TEST_ERROR").as_deref() == Ok("1:40") {
+        "CHOMP_TEST_ERROR: process 1 stops at the start of level 40"
+    } else {
+        panic!("set CHOMP_TEST_PANIC=1:40 or CHOMP_TEST_ERROR=1:40 (run by a_panic_or_an_error_on_one_process_stops_every_process)");
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan::new(Universe::tiles(56), 40);
+    let got = on_cluster(cluster(3, 1, 4096), &plan, &Options::new(tmp.path().join("out")), |_, _| {});
+    assert_eq!(got[1].as_ref().unwrap_err(), own);
+    for p in [0, 2] {
+        let e = got[p].as_ref().unwrap_err();
+        assert!(e.starts_with(&format!("process {p} in ")) && e.contains(&format!("process 1 failed: {own}")), "process {p}: {e}");
+    }
+}
+
+/// Process 1 of 3 is asked to stop (as `SIGTERM` or `SIGUSR1` asks `chomp`)
+/// in the middle of level 45: every process stops after that level, which
+/// the checkpoint holds (the only one: the interval is never reached), and
+/// their scratch is gone. A lock file left by a killed run on this host
+/// does not refuse the resume, which ends with one process's bytes.
+#[test]
+fn three_processes_asked_to_stop_in_a_level_checkpoint_it_and_resume_to_the_same_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan::new(Universe::tiles(56), 40);
+    let want = one_process(&plan, &tmp.path().join("one"));
+    let out = tmp.path().join("three");
+    let work = tmp.path().join("scratch");
+    std::fs::create_dir_all(&work).unwrap();
+    let opts = Options { checkpoint_seconds: 1e9, work_dir: Some(work.clone()), ..Options::new(&out) };
+    let asked: Vec<Arc<AtomicBool>> = (0..3).map(|_| Arc::default()).collect();
+    let got = cluster(3, 1, 4096).run(|comm| {
+        let p = comm.process();
+        let opts = Options { stop: Some(asked[p].clone()), ..opts.clone() };
+        run_on(&plan, &opts, &Ordered::new(comm), |e| {
+            if p == 1 && matches!(e, Event::Started { tiles: 45 }) {
+                asked[1].store(true, Ordering::Relaxed);
+            }
+        })
+        .map_err(|e| e.to_string())
+    });
+    for (p, r) in got.into_iter().enumerate() {
+        let e = r.unwrap_or_else(|e| panic!("process {p} failed: {e}")).unwrap_err();
+        assert_eq!(e, "stopped on request after level 45; levels 1-45 are saved: run the same command again to resume", "process {p}");
+    }
+    let saved = TableDir::new(&out).read_manifest().unwrap();
+    assert_eq!((saved.levels_complete, saved.complete), (45, false));
+    assert!(!out.join(".lock").exists());
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "the nodes' scratch is removed");
+    // As a run killed on this host leaves its lock file: a process that is gone.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    std::fs::write(out.join(".lock"), format!("host={}\npid={dead}\nslurm_job=17\n", host.trim())).unwrap();
+    let resumed = AtomicU32::new(0);
+    all_ok(on_cluster(cluster(3, 1, 4096), &plan, &Options { checkpoint_seconds: 0.0, ..opts }, |p, e| {
+        if let (0, Event::Resumed { levels_complete }) = (p, e) {
+            resumed.store(*levels_complete, Ordering::Relaxed);
+        }
+    }));
+    assert_eq!(resumed.into_inner(), 45);
+    assert_eq!(contents(&out), want);
 }

@@ -201,6 +201,31 @@ fn ctrl_c_exits_130_and_the_rerun_resumes() {
     assert!(rerun.stderr().contains(&format!("resuming after level {done}")), "{}", rerun.stderr());
 }
 
+/// `SIGTERM` and `SIGUSR1` (a batch system's warning) stop a run at the end
+/// of the level in progress, with a checkpoint of it, status 75 and a line
+/// that says so; the lock is released and the same command resumes there.
+#[test]
+fn sigterm_and_sigusr1_stop_after_the_level_with_a_checkpoint() {
+    for signal in ["-TERM", "-USR1"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("d");
+        let mut run = Background::solve(&dir, SLOW_RUN, &tmp.path().join("run.log"));
+        wait_until("the first levels", || levels_complete(&dir) >= 3);
+        assert!(Command::new("kill").args([signal, &run.pid().to_string()]).status().unwrap().success());
+        let status = run.wait(Duration::from_secs(60));
+        let stderr = run.stderr();
+        assert_eq!(status.code(), Some(75), "{signal}: {stderr}");
+        let line = stderr.lines().find(|l| l.starts_with("stopped on request")).unwrap_or_else(|| panic!("{signal}: {stderr}"));
+        let done = levels_complete(&dir);
+        assert_eq!(line, format!("stopped on request after level {done}; levels 1-{done} are saved: run the same command again to resume"));
+        assert!(!dir.join(".lock").exists(), "{signal}: the lock is released");
+        drop(run);
+        let rerun = Background::solve(&dir, SLOW_RUN, &tmp.path().join("rerun.log"));
+        wait_until("the rerun to resume", || rerun.stderr().contains("resuming after level"));
+        assert!(rerun.stderr().contains(&format!("resuming after level {done}")), "{signal}: {}", rerun.stderr());
+    }
+}
+
 /// Defect 5: Job files: a relative `out` is relative to the job file's folder;
 /// errors name the field, line and column; the shipped jobs hold no
 /// absolute output path.

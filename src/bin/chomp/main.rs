@@ -63,7 +63,13 @@ fn main() -> ExitCode {
     // MPI first: a process that fails before MPI_Init would hang mpiexec.
     #[cfg(feature = "mpi")]
     let comm: Box<dyn Comm> = match chomp_tables::cluster::MpiComm::init() {
-        Some(c) => Box::new(c),
+        Some(c) => {
+            // A panic on one process ends every process, before it unwinds.
+            if c.processes() > 1 {
+                c.abort_on_panic();
+            }
+            Box::new(c)
+        }
         None => Box::new(Solo),
     };
     #[cfg(not(feature = "mpi"))]
@@ -78,12 +84,17 @@ fn main() -> ExitCode {
                 // Every process found it at once: process 0 says it once.
                 comm.fail(&msg);
             }
+            if e.downcast_ref::<JobError>().is_some_and(|j| matches!(j, JobError::Stopped { .. })) {
+                // Every process agreed to stop after a checkpoint: each
+                // exits with the status that asks for a rerun; process 0 says so.
+                if comm.is_root() {
+                    eprintln!("{msg}");
+                }
+                return ExitCode::from(solve::STOPPED_STATUS);
+            }
             if comm.processes() > 1 {
-                eprintln!("error: process {}: {msg}", comm.process());
-                // Let mpiexec forward the message before the abort tears the job down.
-                std::thread::sleep(std::time::Duration::from_millis(300));
                 // The other processes may wait in a collective: end them all.
-                comm.abort(1);
+                comm.fail_alone(&msg);
             }
             eprintln!("error: {msg}");
             ExitCode::from(1)

@@ -33,8 +33,10 @@ pub fn watch<T>(label: &str, unit: Unit, done: &AtomicU64, total: &AtomicU64, qu
             };
             bar.set_style(indicatif::ProgressStyle::with_template(template).expect("a valid template"));
             bar.set_message(label.to_string());
-            let every =
-                std::env::var("CHOMP_PROGRESS_SECONDS").ok().and_then(|s| s.parse::<f64>().ok()).filter(|s| *s > 0.0).unwrap_or(10.0);
+            let every = std::env::var(chomp_tables::solve::tunables::PROGRESS_SECONDS)
+                .ok()
+                .and_then(|s| chomp_tables::solve::tunables::progress_seconds(&s))
+                .unwrap_or(10.0);
             let every = Duration::from_secs_f64(every);
             let mut last_line = Instant::now();
             while !finished.load(Ordering::Relaxed) {

@@ -9,7 +9,8 @@ use chomp_tables::solve::{self, Event, Options, Plan, ProcessWork};
 use chomp_tables::Universe;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// A run whose estimate exceeds this prints its preflight before starting.
@@ -18,6 +19,36 @@ const PREFLIGHT_SECONDS: f64 = 60.0;
 /// The level in progress and the levels the manifest lists, for the Ctrl-C message.
 static CURRENT_LEVEL: AtomicU32 = AtomicU32::new(0);
 static SAVED_LEVELS: AtomicU32 = AtomicU32::new(0);
+
+/// The exit status of a run stopped on request after a checkpoint (75,
+/// `EX_TEMPFAIL`: run it again): a batch script requeues the job on it.
+pub const STOPPED_STATUS: u8 = 75;
+
+/// Set by `SIGTERM` and `SIGUSR1`: the run stops at the end of the level in
+/// progress, after a checkpoint ([`solve::Options::stop`]).
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+extern "C" fn request_stop(_: libc::c_int) {
+    if let Some(stop) = STOP.get() {
+        if stop.swap(true, Ordering::Relaxed) {
+            // A second signal: end at once (the last checkpoint is kept).
+            // SAFETY: _exit is async-signal-safe.
+            unsafe { libc::_exit(128 + libc::SIGTERM) };
+        }
+    }
+}
+
+/// Makes `SIGTERM` and `SIGUSR1` ask the run to stop at the next level's
+/// end (Slurm sends them before a time limit or a preemption); returns the
+/// flag they set.
+fn stop_on_signals() -> Arc<AtomicBool> {
+    let stop = STOP.get_or_init(Default::default).clone();
+    for signal in [libc::SIGTERM, libc::SIGUSR1] {
+        // SAFETY: the handler only stores to an atomic (or calls _exit).
+        unsafe { libc::signal(signal, request_stop as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    }
+    stop
+}
 
 pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
     let quiet = flags.quiet || !comm.is_root();
@@ -86,6 +117,7 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> an
         max_memory: flags.max_memory,
         work_dir: flags.work_dir.clone(),
         check_samples: flags.check_samples,
+        stop: Some(stop_on_signals()),
         ..Options::new(out.clone())
     };
     // What the JSON report needs: the levels computed and every process's work.
