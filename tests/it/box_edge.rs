@@ -4,7 +4,7 @@
 //! and an `r × c` box against its transpose.
 
 use chomp_tables::cluster::ThreadCluster;
-use chomp_tables::solve::{run, run_on, solve_in_memory, Options, Plan};
+use chomp_tables::solve::{run_on, solve_in_memory, Options, Plan};
 use chomp_tables::Universe;
 
 /// Losses by level (`[0]` for the empty level) of every position of at
@@ -95,30 +95,28 @@ fn boxes_of_255_columns_and_rows_lose_as_counted() {
 
 #[test]
 fn a_box_and_its_transpose_lose_alike_at_254_and_255() {
-    for (rows, cols) in [(3, 254), (4, 120), (5, 60)] {
+    for (rows, cols) in [(2, 254), (3, 254), (4, 40)] {
         let (a, b) = (engine_losses(rows, cols), engine_losses(cols, rows));
         assert_eq!(a, b, "{rows}x{cols} against {cols}x{rows}, level by level");
         assert_eq!(a, few_row_losses(rows as usize, cols), "{rows}x{cols}");
     }
 }
 
-/// A table run of 3×255 checks itself at every level (its sample holds the
-/// level's longest rows), and several processes split its levels at keys
-/// of two full rows.
+/// A table run of 3×255 on three processes checks itself at every level
+/// (its sample holds the level's longest rows), the processes splitting
+/// the levels at keys up to two full rows.
 #[test]
-fn a_run_of_three_rows_of_255_passes_its_checks_on_one_and_three_processes() {
+fn a_run_of_three_rows_of_255_on_three_processes_passes_its_checks() {
     let want = few_row_losses(3, 255);
     let tmp = tempfile::tempdir().unwrap();
     let plan = Plan::new(Universe::boxed(3, 255), 0);
-    let one = run(&plan, &Options::new(tmp.path().join("one")), |_| {}).unwrap();
-    let got: Vec<u64> = std::iter::once(0).chain(one.levels.iter().map(|l| l.losses)).collect();
-    assert_eq!(got, want);
-    assert_eq!(one.checks.len(), 765, "every level checked");
     let cluster = ThreadCluster { processes: 3, per_node: 3, threads: 1, piece_bytes: 1 << 20 };
     let out = tmp.path().join("three");
     for (p, r) in cluster.run(|comm| run_on(&plan, &Options::new(&out), comm, |_| {}).map_err(|e| e.to_string())).into_iter().enumerate() {
         let m = r.unwrap().unwrap_or_else(|e| panic!("process {p}: {e}"));
-        assert_eq!(m.levels, one.levels, "process {p}");
+        let got: Vec<u64> = std::iter::once(0).chain(m.levels.iter().map(|l| l.losses)).collect();
+        assert_eq!(got, want, "process {p}");
+        assert_eq!(m.checks.len(), 765, "every level checked");
     }
 }
 
