@@ -84,6 +84,19 @@ pub(super) fn edge_ranks(ranking: &crate::index::Ranking, n: u32) -> Vec<u64> {
     ranks
 }
 
+/// The positions the check of level `n` takes when at most `most` are
+/// asked for: its sample ([`sample_size`]), and beside a sample of part of
+/// the level its edge ([`edge_ranks`], and [`EDGE_SAMPLES`] with a full top row).
+pub(super) fn checked_positions(ranking: &crate::index::Ranking, n: u32, most: u64) -> u64 {
+    let size = ranking.size(n);
+    let count = sample_size(size, most);
+    if count == size || count == 0 {
+        return count;
+    }
+    let drawn = if full_top_rows(ranking, n) > 0 { EDGE_SAMPLES } else { 0 };
+    count + edge_ranks(ranking, n).len() as u64 + drawn
+}
+
 /// How many positions of level `n` have a full top row (the universe's
 /// widest, or all `n` tiles in one row): the last ranks of the level.
 fn full_top_rows(ranking: &crate::index::Ranking, n: u32) -> u64 {
@@ -202,12 +215,12 @@ impl Checker {
         let whole = count == size;
         let edges = if whole || count == 0 { Vec::new() } else { edge_ranks(tables.ranking(), n) };
         let full = full_top_rows(tables.ranking(), n);
-        let extra = if edges.is_empty() { 0 } else { edges.len() as u64 + if full > 0 { EDGE_SAMPLES } else { 0 } };
+        let total = checked_positions(tables.ranking(), n, self.samples);
         let (process, processes) = (comm.process(), comm.processes());
         let t = &tables;
         // Once: a compact set counts its losses container by container.
         let loss_count = losses.count();
-        let found = (0..count + extra)
+        let found = (0..total)
             .into_par_iter()
             .filter(|i| i % processes as u64 == process as u64)
             .map(|i| {
@@ -288,6 +301,7 @@ mod tests {
             } else {
                 let edge = edge_ranks(&Ranking::new(&Universe::tiles(40)).unwrap(), l.tiles).len() as u64 + EDGE_SAMPLES;
                 assert_eq!(c.positions, sample + edge, "level {}", c.tiles);
+                assert_eq!(c.positions, checked_positions(&Ranking::new(&Universe::tiles(40)).unwrap(), l.tiles, CHECK_SAMPLES));
                 assert!(c.losses >= sample / 2 && c.losses <= c.positions, "level {}: {c:?}", c.tiles);
             }
         }

@@ -50,6 +50,23 @@ fn repush_rates(universe: &crate::Universe) -> (f64, f64) {
         (REPUSH_POSITIONS_PER_CORE, REPUSH_LOSSES_PER_CORE)
     }
 }
+/// Children read per second per core by the in-run check ([`super::check`]:
+/// each position checked reads its `n − 1` children back through the
+/// tables). Measured on 2 cores: 4×254 with the default check and with
+/// `--check-samples 0`, 8.7 s of CPU apart for 3.2·10⁷ children
+/// (`bench/runs/2026-12-07-kvm-2core/thin-boxes.md`). A thin box has
+/// many levels of few positions, each checked on at least 64: the check
+/// is most of its time; a large level's children fall in cold blocks and
+/// cost more, but its check is a small part of its time.
+const CHECK_CHILDREN_PER_CORE: f64 = 3.7e6;
+
+/// The seconds of the in-run check of level `n` on `threads` threads, at
+/// the default sample ([`super::CHECK_SAMPLES`]).
+fn check_seconds(ranking: &Ranking, n: u32, threads: f64) -> f64 {
+    let checked = super::check::checked_positions(ranking, n, super::CHECK_SAMPLES);
+    (checked * (n as u64).saturating_sub(1)) as f64 / CHECK_CHILDREN_PER_CORE / threads
+}
+
 /// Grundy child look-ups per second per core, measured likewise (the run
 /// to 120 tiles: 175–210 M at levels 100–120).
 const GRUNDY_LOOKUPS_PER_CORE: f64 = 170e6;
@@ -224,7 +241,7 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hol
         let positions = ranking.size(n);
         let losses = expected_losses(positions);
         let canonical = if sym { positions / 2 + 1 } else { positions };
-        let mut seconds = positions as f64 / SIEVE_POSITIONS_PER_CORE / threads;
+        let mut seconds = positions as f64 / SIEVE_POSITIONS_PER_CORE / threads + check_seconds(ranking, n, threads);
         let (mut repush_seconds, mut window_end) = (0.0, None);
         if windowed && n > open_until {
             open_until = Frontier::epoch_end(ranking, n, hold);
@@ -490,6 +507,22 @@ mod tests {
         // A tile run's rates would price it otherwise.
         let tiles = (held as f64 / REPUSH_POSITIONS_PER_CORE + decided as f64 / REPUSH_LOSSES_PER_CORE) / 2.0;
         assert!((tiles - want).abs() > 0.01 * want);
+    }
+
+    /// A thin box has many levels of few positions, each checked on at
+    /// least 64 positions of `n − 1` children: the check is most of its
+    /// time. 4×254 took 13.7 s on 2 quiet cores (its check 8.7 s of CPU
+    /// of 15.4); priced within 2× of that, where the sieve alone gave 3 s.
+    #[test]
+    fn a_thin_box_is_priced_with_its_check() {
+        let universe = crate::Universe::boxed(4, 254);
+        let ranking = Ranking::new(&universe).unwrap();
+        let plan = Plan::new(universe, 0);
+        let levels = preflight(&ranking, &plan, 1, 2, Holding::SOLO);
+        let seconds: f64 = levels.iter().map(|l| l.seconds).sum();
+        assert!((13.7 / 2.0..=13.7 * 2.0).contains(&seconds), "4x254 priced {seconds:.1} s");
+        let check: f64 = (1..=ranking.max_tiles()).map(|n| check_seconds(&ranking, n, 2.0)).sum();
+        assert!(check > seconds / 2.0, "the check {check:.1} s of {seconds:.1} s");
     }
 
     #[test]
