@@ -94,7 +94,8 @@ pub(super) fn checked_positions(ranking: &crate::index::Ranking, n: u32, most: u
         return count;
     }
     let drawn = if full_top_rows(ranking, n) > 0 { EDGE_SAMPLES } else { 0 };
-    count + edge_ranks(ranking, n).len() as u64 + drawn
+    // Never more than the level: one that small is checked whole.
+    (count + edge_ranks(ranking, n).len() as u64 + drawn).min(size)
 }
 
 /// How many positions of level `n` have a full top row (the universe's
@@ -212,10 +213,10 @@ impl Checker {
         // A level no larger than its sample is checked whole; a larger one
         // also at its edge: fixed positions, and some with a full top row.
         let count = sample_size(size, self.samples);
-        let whole = count == size;
+        let total = checked_positions(tables.ranking(), n, self.samples);
+        let whole = total == size;
         let edges = if whole || count == 0 { Vec::new() } else { edge_ranks(tables.ranking(), n) };
         let full = full_top_rows(tables.ranking(), n);
-        let total = checked_positions(tables.ranking(), n, self.samples);
         let (process, processes) = (comm.process(), comm.processes());
         let t = &tables;
         // Once: a compact set counts its losses container by container.
@@ -295,7 +296,7 @@ mod tests {
             let sample = sample_size(l.positions, CHECK_SAMPLES);
             // Small levels whole (their losses all counted), larger ones at
             // least half losses, and their edge besides.
-            if sample == l.positions {
+            if c.positions == l.positions {
                 assert_eq!(c.positions, sample);
                 assert_eq!(c.losses, l.losses, "level {}", c.tiles);
             } else {
@@ -353,6 +354,15 @@ mod tests {
 
     #[test]
     fn the_sample_is_a_share_of_the_level_within_bounds() {
+        // The edge on top of a sample never takes more than the level.
+        let ranking = Ranking::new(&Universe::tiles(16)).unwrap();
+        assert_eq!(ranking.size(13), 101);
+        assert_eq!(checked_positions(&ranking, 13, CHECK_SAMPLES), 64 + 2 + EDGE_SAMPLES);
+        assert_eq!(ranking.size(12), 77);
+        assert_eq!(checked_positions(&ranking, 12, CHECK_SAMPLES), 74, "64, its first and last, 8 with a full top row");
+        assert_eq!(ranking.size(11), 56);
+        assert_eq!(checked_positions(&ranking, 11, CHECK_SAMPLES), 56, "whole");
+        assert_eq!(checked_positions(&ranking, 16, 0), 0);
         assert_eq!(sample_size(42, 10_000), 42);
         assert_eq!(sample_size(5_604, 10_000), 64);
         assert_eq!(sample_size(607_163_746, 10_000), 72);

@@ -441,12 +441,13 @@ fn every_level_is_checked_as_it_is_written_and_the_manifest_says_so() {
     let o = chomp(&["solve", "--max-tiles", "16", "--grundy-max-tiles", "10", "--out", out.to_str().unwrap()]);
     assert_ok(&o, "solve");
     let log = text(&o.stderr);
-    // Level 16 has 231 positions: 64 of them checked.
-    assert!(log.lines().any(|l| l.starts_with("level  16/16") && l.contains("checked 64 (")), "{log}");
+    // Level 16 has 231 positions: 64 of them checked, and its edge (its
+    // first and last positions, 8 drawn among those with a full top row).
+    assert!(log.lines().any(|l| l.starts_with("level  16/16") && l.contains("checked 74 (")), "{log}");
     let checks = read_json(&out.join("manifest.json"))["checks"].as_array().unwrap().clone();
     assert_eq!(checks.len(), 16);
     assert_eq!(checks[15]["tiles"], 16);
-    assert_eq!(checks[15]["positions"], 64);
+    assert_eq!(checks[15]["positions"], 74);
     assert_eq!(checks[9]["positions"], 42); // level 10 whole
                                             // Not checked: asked for none, or tables not in format 3; each run says so.
     for (flags, says) in [(&["--check-samples", "0"][..], "--check-samples 0"), (&["--table-format", "2"][..], "these are format 2")] {
