@@ -338,7 +338,8 @@ mod tests {
     #[test]
     fn the_edge_of_a_level_is_its_fullest_rows_and_columns() {
         let ranking = Ranking::new(&Universe::boxed(3, 255)).unwrap();
-        let edge = |n: u32| -> Vec<Vec<u8>> { edge_ranks(&ranking, n).iter().map(|&r| ranking.unrank(n, r).unwrap().into_rows()).collect() };
+        let edge =
+            |n: u32| -> Vec<Vec<u8>> { edge_ranks(&ranking, n).iter().map(|&r| ranking.unrank(n, r).unwrap().into_rows()).collect() };
         assert_eq!(edge(713), [vec![238, 238, 237], vec![255, 229, 229], vec![255, 255, 203]]);
         assert_eq!(edge(300), [vec![100, 100, 100], vec![255, 23, 22], vec![255, 45]]);
         assert_eq!(edge(765), [vec![255, 255, 255]]);
