@@ -331,8 +331,14 @@ fn unusable_bounds_are_refused() {
         vec!["solve", "--max-tiles", "2000", "--out", o],
         vec!["solve", "--rows", "0", "--cols", "4", "--out", o],
         vec!["solve", "--rows", "300", "--cols", "2", "--out", o],
+        vec!["solve", "--rows", "2", "--max-tiles", "300", "--out", o],
+        vec!["solve", "--cols", "2", "--max-tiles", "256", "--out", o],
     ] {
         let line = assert_one_line_error(&chomp(&args), &args.join(" "));
+        // No row or column beyond what a position holds, whichever bound is absent.
+        if args.contains(&"--max-tiles") && args.contains(&"2") {
+            assert!(line.contains("at most 255"), "{line}");
+        }
         // The bounds a level may have, not the integer type's.
         assert!(!line.contains("4294967295"), "{line}");
         assert!(!out.exists(), "{}: no output directory", args.join(" "));
