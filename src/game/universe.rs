@@ -32,6 +32,9 @@ pub enum UniverseError {
     /// A side beyond [`MAX_SIDE`].
     #[error("{0} must be at most {MAX_SIDE}")]
     TooWide(&'static str),
+    /// No bound on a side, and more tiles than a side may hold.
+    #[error("max_tiles must be at most {MAX_SIDE} when {0} are unbounded (a position has at most {MAX_SIDE} rows and columns): bound {0} too (--{0})")]
+    UnboundedSide(&'static str),
     /// More tiles than a universe may have.
     #[error("{tiles} tiles are more than the {max} a universe may have (its level sizes would not fit in 64 bits)")]
     TooManyTiles {
@@ -77,6 +80,13 @@ impl Universe {
         }
         if self.tiles.is_none() && (self.rows.is_none() || self.cols.is_none()) {
             return Err(UniverseError::Infinite);
+        }
+        // A side left unbounded is bounded by the tiles: a row (or column)
+        // of them all must still fit a position.
+        for (name, side) in [("cols", self.cols), ("rows", self.rows)] {
+            if side.is_none() && self.max_tiles() > MAX_SIDE {
+                return Err(UniverseError::UnboundedSide(name));
+            }
         }
         Ok(())
     }

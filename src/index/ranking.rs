@@ -311,6 +311,14 @@ mod tests {
 
     #[test]
     fn overflow_is_an_error() {
-        assert!(matches!(Ranking::new(&Universe::tiles(500)), Err(UniverseError::Overflow { .. })));
+        let wide = Universe { rows: Some(50), cols: Some(50), tiles: Some(1000) };
+        assert!(matches!(Ranking::new(&wide), Err(UniverseError::Overflow { .. })));
+        // Past 255 tiles every side must be bounded: a row of them all would not fit a position.
+        assert_eq!(Ranking::new(&Universe::tiles(500)).unwrap_err(), UniverseError::UnboundedSide("cols"));
+        let row = Universe { rows: Some(1), cols: None, tiles: Some(256) };
+        assert_eq!(Ranking::new(&row).unwrap_err(), UniverseError::UnboundedSide("cols"));
+        let column = Universe { rows: None, cols: Some(1), tiles: Some(256) };
+        assert_eq!(Ranking::new(&column).unwrap_err(), UniverseError::UnboundedSide("rows"));
+        assert!(Ranking::new(&Universe { rows: Some(1), cols: None, tiles: Some(255) }).is_ok());
     }
 }

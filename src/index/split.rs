@@ -172,31 +172,35 @@ pub fn level_share(ranking: &Ranking, n: u32, balance: Balance, part: usize, par
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cuts {
     /// `starts[p]`: the key of share `p`'s first unit; `starts[parts]` past every key.
-    starts: Vec<(u8, u8)>,
+    starts: Vec<(u32, u32)>,
 }
 
 /// A unit's key: its top row and second row (0 for a single row), in rank
 /// order at every level.
-fn unit_key(unit: &[u8]) -> (u8, u8) {
-    (unit[0], unit.get(1).copied().unwrap_or(0))
+fn unit_key(unit: &[u8]) -> (u32, u32) {
+    (unit[0] as u32, unit.get(1).map_or(0, |&r| r as u32))
 }
+
+/// A key past every unit's: rows are bytes, so no unit reaches it (the
+/// largest, two full rows of 255, must still fall before it).
+const PAST_EVERY_KEY: (u32, u32) = (u32::MAX, u32::MAX);
 
 impl Cuts {
     /// One share, every unit of every level.
     pub fn whole() -> Self {
-        Cuts { starts: vec![(0, 0), (u8::MAX, u8::MAX)] }
+        Cuts { starts: vec![(0, 0), PAST_EVERY_KEY] }
     }
 
     /// The split of `levels` into `parts` shares balancing `balance`
     /// summed over the levels (each level's positions and work counted
     /// as they are, not as shares of the level).
     pub fn new(ranking: &Ranking, levels: std::ops::RangeInclusive<u32>, balance: Balance, parts: usize) -> Self {
-        let end = (u8::MAX, u8::MAX);
+        let end = PAST_EVERY_KEY;
         if parts <= 1 {
             return Self::whole();
         }
         // Per key: all positions, and work (canonical positions weighed by their top row).
-        let mut by_key = std::collections::BTreeMap::<(u8, u8), (f64, f64)>::new();
+        let mut by_key = std::collections::BTreeMap::<(u32, u32), (f64, f64)>::new();
         let (mut all, mut work) = (0.0, 0.0);
         for n in levels {
             let units = level_units(ranking, n);
@@ -212,7 +216,7 @@ impl Cuts {
         let ww = if balance == Balance::Both { WORK_WEIGHT } else { 1.0 };
         let totals = (all.max(1.0), work.max(1.0));
         let weights: Vec<u64> = by_key.values().map(|&(a, w)| mixed_weight(a, w, totals, ww)).collect();
-        let keys: Vec<(u8, u8)> = by_key.into_keys().collect();
+        let keys: Vec<(u32, u32)> = by_key.into_keys().collect();
         // A share with no unit starts where the next one does.
         let mut starts = vec![end; parts + 1];
         let mut next = keys.len();
@@ -585,6 +589,26 @@ mod tests {
             .map(|p| (1..=70).map(|n| unit_weights(&ranking, n, &one_each.units(&ranking, n, p), true).iter().sum::<u64>()).sum())
             .collect();
         assert!(canonical[3] > 2 * canonical[0], "one share each: canonical positions {canonical:?}");
+    }
+
+    /// Rows are bytes: the last unit of a level can be two full rows of
+    /// 255, and the key past every unit must still lie beyond it.
+    #[test]
+    fn cuts_hold_the_units_of_two_full_rows_of_255() {
+        use crate::game::Universe;
+        let ranking = Ranking::new(&Universe::boxed(3, 255)).unwrap();
+        for n in [510, 600, 765] {
+            let units = level_units(&ranking, n);
+            assert_eq!(units.last().unwrap(), &vec![255, 255], "level {n}");
+            assert_eq!(Cuts::whole().units(&ranking, n, 0), units, "level {n}");
+            assert_eq!(Cuts::whole().range(&ranking, n, 0), 0..ranking.size(n), "level {n}");
+            for parts in [2, 3] {
+                let cuts = Cuts::new(&ranking, n..=n, Balance::Both, parts);
+                let all: Vec<Vec<u8>> = (0..parts).flat_map(|p| cuts.units(&ranking, n, p)).collect();
+                assert_eq!(all, units, "level {n}, {parts} shares");
+                assert_eq!(cuts.range(&ranking, n, parts - 1).end, ranking.size(n), "level {n}, {parts} shares");
+            }
+        }
     }
 
     #[test]

@@ -42,6 +42,69 @@ pub(super) fn sample_size(size: u64, most: u64) -> u64 {
     (size / SAMPLE_EVERY).clamp(MIN_SAMPLES.min(most), most).min(size)
 }
 
+/// Positions drawn at random among a level's positions with a full top row
+/// (as long as the universe allows), beside [`edge_ranks`]' fixed ones.
+const EDGE_SAMPLES: u64 = 8;
+
+/// The positions of level `n` at the edge of the universe, which a sample
+/// drawn at random rarely meets and where a bound is most easily handled
+/// wrong: the first (the most rows), the last (the most full rows), and for
+/// `j` of 1, 2 and the most full rows there are room for, less one, the
+/// first position with `j` full top rows (its other rows as even as they
+/// go, so as many as the universe allows). Ranks, increasing, distinct.
+pub(super) fn edge_ranks(ranking: &crate::index::Ranking, n: u32) -> Vec<u64> {
+    let size = ranking.size(n);
+    if size == 0 {
+        return Vec::new();
+    }
+    let universe = ranking.universe();
+    let rows = universe.rows.unwrap_or(n).min(n);
+    let cols = universe.cols.unwrap_or(n).min(n);
+    let most_full = n / cols;
+    let mut ranks = vec![0, size - 1];
+    for j in [1, 2, most_full.saturating_sub(1), most_full] {
+        if j == 0 || j > rows || j * cols > n {
+            continue;
+        }
+        // The rest, `n − j·cols` tiles, in at most `rows − j` rows of at most `cols`, each as short as it goes.
+        let (mut left, mut k) = (n - j * cols, rows - j);
+        if left as u64 > k as u64 * cols as u64 {
+            continue;
+        }
+        let mut p: Vec<u8> = vec![cols as u8; j as usize];
+        while left > 0 {
+            let r = left.div_ceil(k);
+            p.push(r as u8);
+            (left, k) = (left - r, k - 1);
+        }
+        ranks.push(ranking.rank_rows(&p));
+    }
+    ranks.sort_unstable();
+    ranks.dedup();
+    ranks
+}
+
+/// The positions the check of level `n` takes when at most `most` are
+/// asked for: its sample ([`sample_size`]), and beside a sample of part of
+/// the level its edge ([`edge_ranks`], and [`EDGE_SAMPLES`] with a full top row).
+pub(super) fn checked_positions(ranking: &crate::index::Ranking, n: u32, most: u64) -> u64 {
+    let size = ranking.size(n);
+    let count = sample_size(size, most);
+    if count == size || count == 0 {
+        return count;
+    }
+    let drawn = if full_top_rows(ranking, n) > 0 { EDGE_SAMPLES } else { 0 };
+    // Never more than the level: one that small is checked whole.
+    (count + edge_ranks(ranking, n).len() as u64 + drawn).min(size)
+}
+
+/// How many positions of level `n` have a full top row (the universe's
+/// widest, or all `n` tiles in one row): the last ranks of the level.
+fn full_top_rows(ranking: &crate::index::Ranking, n: u32) -> u64 {
+    let cols = ranking.universe().cols.unwrap_or(n).min(n);
+    crate::index::split::prefix_size(ranking, n, &[cols as u8])
+}
+
 /// Bytes of decoded blocks the check's reader caches: the small levels its
 /// children fall in most often stay cached.
 pub(super) const CHECK_CACHE_BYTES: usize = 64 << 20;
@@ -147,19 +210,28 @@ impl Checker {
         };
         let size = tables.ranking().size(n);
         let sym = manifest.universe.is_symmetric();
-        // A level no larger than its sample is checked whole.
+        // A level no larger than its sample is checked whole; a larger one
+        // also at its edge: fixed positions, and some with a full top row.
         let count = sample_size(size, self.samples);
-        let whole = count == size;
+        let total = checked_positions(tables.ranking(), n, self.samples);
+        let whole = total == size;
+        let edges = if whole || count == 0 { Vec::new() } else { edge_ranks(tables.ranking(), n) };
+        let full = full_top_rows(tables.ranking(), n);
         let (process, processes) = (comm.process(), comm.processes());
         let t = &tables;
         // Once: a compact set counts its losses container by container.
         let loss_count = losses.count();
-        let found = (0..count)
+        let found = (0..total)
             .into_par_iter()
             .filter(|i| i % processes as u64 == process as u64)
             .map(|i| {
                 let rank = if whole {
                     i
+                } else if let Some(&edge) = i.checked_sub(count).and_then(|e| edges.get(e as usize)) {
+                    edge
+                } else if i >= count {
+                    let mut rng = SplitMix((n as u64) << 40 ^ i);
+                    size - full + rng.below(full)
                 } else {
                     // The same positions on every rerun, however the work is split.
                     let mut rng = SplitMix((n as u64) << 40 ^ i);
@@ -194,6 +266,7 @@ mod tests {
     use super::*;
     use crate::cluster::Solo;
     use crate::game::Universe;
+    use crate::index::Ranking;
     use crate::solve::{run, Options, Plan};
     use crate::store::{Manifest, TableDir};
 
@@ -220,12 +293,17 @@ mod tests {
         assert_eq!(m.checks.len(), 40);
         for (c, l) in m.checks.iter().zip(&m.levels) {
             assert_eq!(c.tiles, l.tiles);
-            assert_eq!(c.positions, sample_size(l.positions, CHECK_SAMPLES));
-            // Small levels whole (their losses all counted), larger ones at least half losses.
+            let sample = sample_size(l.positions, CHECK_SAMPLES);
+            // Small levels whole (their losses all counted), larger ones at
+            // least half losses, and their edge besides.
             if c.positions == l.positions {
+                assert_eq!(c.positions, sample);
                 assert_eq!(c.losses, l.losses, "level {}", c.tiles);
             } else {
-                assert!(c.losses >= c.positions / 2 && c.losses <= c.positions, "level {}: {c:?}", c.tiles);
+                let edge = edge_ranks(&Ranking::new(&Universe::tiles(40)).unwrap(), l.tiles).len() as u64 + EDGE_SAMPLES;
+                assert_eq!(c.positions, sample + edge, "level {}", c.tiles);
+                assert_eq!(c.positions, checked_positions(&Ranking::new(&Universe::tiles(40)).unwrap(), l.tiles, CHECK_SAMPLES));
+                assert!(c.losses >= sample / 2 && c.losses <= c.positions, "level {}: {c:?}", c.tiles);
             }
         }
         // The manifest written lists them and reads back.
@@ -255,8 +333,37 @@ mod tests {
         assert!(found.failures[0].contains("is a loss in"), "{found:?}");
     }
 
+    /// The edge of a box: its first and last positions, and the first with
+    /// one, two, and the most full top rows, the rest as many rows as fit.
+    #[test]
+    fn the_edge_of_a_level_is_its_fullest_rows_and_columns() {
+        let ranking = Ranking::new(&Universe::boxed(3, 255)).unwrap();
+        let edge =
+            |n: u32| -> Vec<Vec<u8>> { edge_ranks(&ranking, n).iter().map(|&r| ranking.unrank(n, r).unwrap().into_rows()).collect() };
+        assert_eq!(edge(713), [vec![238, 238, 237], vec![255, 229, 229], vec![255, 255, 203]]);
+        assert_eq!(edge(300), [vec![100, 100, 100], vec![255, 23, 22], vec![255, 45]]);
+        assert_eq!(edge(765), [vec![255, 255, 255]]);
+        assert_eq!(edge(2), [vec![1, 1], vec![2]]);
+        assert_eq!(full_top_rows(&ranking, 713), 27, "255 a b with a + b = 458");
+        assert_eq!(full_top_rows(&ranking, 300), 23);
+        let tall = Ranking::new(&Universe::boxed(255, 3)).unwrap();
+        let n = 600;
+        let rows: Vec<Vec<u8>> = edge_ranks(&tall, n).iter().map(|&r| tall.unrank(n, r).unwrap().into_rows()).collect();
+        assert_eq!(rows[0], [vec![3u8; 90], vec![2; 165]].concat(), "the most rows first");
+        assert_eq!(rows.last().unwrap(), &vec![3u8; 200], "the most full rows last");
+    }
+
     #[test]
     fn the_sample_is_a_share_of_the_level_within_bounds() {
+        // The edge on top of a sample never takes more than the level.
+        let ranking = Ranking::new(&Universe::tiles(16)).unwrap();
+        assert_eq!(ranking.size(13), 101);
+        assert_eq!(checked_positions(&ranking, 13, CHECK_SAMPLES), 64 + 2 + EDGE_SAMPLES);
+        assert_eq!(ranking.size(12), 77);
+        assert_eq!(checked_positions(&ranking, 12, CHECK_SAMPLES), 74, "64, its first and last, 8 with a full top row");
+        assert_eq!(ranking.size(11), 56);
+        assert_eq!(checked_positions(&ranking, 11, CHECK_SAMPLES), 56, "whole");
+        assert_eq!(checked_positions(&ranking, 16, 0), 0);
         assert_eq!(sample_size(42, 10_000), 42);
         assert_eq!(sample_size(5_604, 10_000), 64);
         assert_eq!(sample_size(607_163_746, 10_000), 72);

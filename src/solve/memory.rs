@@ -14,6 +14,35 @@ use std::fs;
 /// measured with `chomp bench` on the reference machine.
 const SIEVE_POSITIONS_PER_CORE: f64 = 30e6;
 
+/// A box's sieve throughput per core (positions per second) with its
+/// shorter side `s`: `BOX_RATE_AT_4 · (s / 4)^BOX_RATE_GROWTH`. Fitted on 2
+/// cores to three boxes' level time (the in-run check priced apart):
+/// 4×254, 2.6·10⁷ a core (6.9 s of CPU with `--check-samples 0`); 10×30,
+/// about 4.2·10⁷; 21×21, 8.0·10⁷ (levels 56.2 min of its 1 h 50 min; the
+/// rest re-pushes, priced apart). A thin box has many short levels cut into
+/// many short tasks; a square one, few long levels whose largest runs of
+/// parents are marked level by level
+/// (`bench/runs/2026-12-07-kvm-2core/thin-boxes.md`).
+fn box_positions_per_core(rows: u32, cols: u32) -> f64 {
+    BOX_RATE_AT_4 * (rows.min(cols).max(1) as f64 / 4.0).powf(BOX_RATE_GROWTH)
+}
+
+/// [`box_positions_per_core`] of a box whose shorter side is 4.
+const BOX_RATE_AT_4: f64 = 2.6e7;
+
+/// How [`box_positions_per_core`] grows with the shorter side: 0.68 through
+/// the 4×254 and 21×21 boxes (10×30 falls within 15 % of it).
+const BOX_RATE_GROWTH: f64 = 0.68;
+
+/// The sieve's throughput per core in `universe`: a box's by its shape,
+/// else the tile runs' [`SIEVE_POSITIONS_PER_CORE`].
+fn sieve_positions_per_core(universe: &crate::Universe) -> f64 {
+    match (universe.rows, universe.cols, universe.tiles) {
+        (Some(r), Some(c), None) => box_positions_per_core(r, c),
+        _ => SIEVE_POSITIONS_PER_CORE,
+    }
+}
+
 /// The sieve's time when it counts winning moves ([`Plan::count_moves`]),
 /// relative to one that does not: measured 1.5 (`chomp solve --max-tiles 88`,
 /// user CPU 9.0–9.8 s against 5.9–6.2 s, `bench/runs/2026-12-06-kvm-2core/count-moves.md`).
@@ -51,6 +80,23 @@ fn repush_rates(universe: &crate::Universe) -> (f64, f64) {
         (REPUSH_POSITIONS_PER_CORE, REPUSH_LOSSES_PER_CORE)
     }
 }
+/// Children read per second per core by the in-run check ([`super::check`]:
+/// each position checked reads its `n − 1` children back through the
+/// tables). Measured on 2 cores: 4×254 with the default check and with
+/// `--check-samples 0`, 8.7 s of CPU apart for 3.2·10⁷ children
+/// (`bench/runs/2026-12-07-kvm-2core/thin-boxes.md`). A thin box has
+/// many levels of few positions, each checked on at least 64: the check
+/// is most of its time; a large level's children fall in cold blocks and
+/// cost more, but its check is a small part of its time.
+const CHECK_CHILDREN_PER_CORE: f64 = 3.7e6;
+
+/// The seconds of the in-run check of level `n` on `threads` threads, at
+/// the default sample ([`super::CHECK_SAMPLES`]).
+fn check_seconds(ranking: &Ranking, n: u32, threads: f64) -> f64 {
+    let checked = super::check::checked_positions(ranking, n, super::CHECK_SAMPLES);
+    (checked * (n as u64).saturating_sub(1)) as f64 / CHECK_CHILDREN_PER_CORE / threads
+}
+
 /// Grundy child look-ups per second per core, measured likewise (the run
 /// to 120 tiles: 175–210 M at levels 100–120).
 const GRUNDY_LOOKUPS_PER_CORE: f64 = 170e6;
@@ -250,13 +296,14 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hol
     // The word sieve solves a box in one bit set: no windows.
     let windowed = super::words::chosen(ranking.universe(), hold).is_none();
     let (repush_positions, repush_losses) = repush_rates(ranking.universe());
+    let sieve_rate = sieve_positions_per_core(ranking.universe());
     let mut open_until = 0;
     let mut out = Vec::new();
     for n in first..=ranking.max_tiles() {
         let positions = ranking.size(n);
         let losses = expected_losses(positions);
         let canonical = if sym { positions / 2 + 1 } else { positions };
-        let mut seconds = positions as f64 / SIEVE_POSITIONS_PER_CORE / threads;
+        let mut seconds = positions as f64 / sieve_rate / threads + check_seconds(ranking, n, threads);
         let (mut repush_seconds, mut window_end) = (0.0, None);
         if windowed && n > open_until {
             open_until = Frontier::epoch_end(ranking, n, hold);
@@ -560,6 +607,39 @@ mod tests {
         // A tile run's rates would price it otherwise.
         let tiles = (held as f64 / REPUSH_POSITIONS_PER_CORE + decided as f64 / REPUSH_LOSSES_PER_CORE) / 2.0;
         assert!((tiles - want).abs() > 0.01 * want);
+    }
+
+    /// A thin box has many levels of few positions, each checked on at
+    /// least 64 positions of `n − 1` children: the check is most of its
+    /// time. 4×254 took 13.7 s on 2 quiet cores (its check 8.7 s of CPU
+    /// of 15.4); priced within 2× of that, where the sieve alone gave 3 s.
+    #[test]
+    fn a_thin_box_is_priced_with_its_check() {
+        let universe = crate::Universe::boxed(4, 254);
+        let ranking = Ranking::new(&universe).unwrap();
+        let plan = Plan::new(universe, 0);
+        let levels = preflight(&ranking, &plan, 1, 2, Holding::SOLO);
+        let seconds: f64 = levels.iter().map(|l| l.seconds).sum();
+        assert!((13.7 / 2.0..=13.7 * 2.0).contains(&seconds), "4x254 priced {seconds:.1} s");
+        let check: f64 = (1..=ranking.max_tiles()).map(|n| check_seconds(&ranking, n, 2.0)).sum();
+        assert!(check > seconds / 2.0, "the check {check:.1} s of {seconds:.1} s");
+    }
+
+    /// The 21×21 box took 1 h 49 min 40 s with three re-pushes (with
+    /// `--max-memory 34G`, four windows): priced within 2× of that, and its
+    /// levels (56.2 min) within 20 %.
+    #[test]
+    fn a_square_box_is_priced_at_its_own_rate() {
+        let universe = crate::Universe::boxed(21, 21);
+        let ranking = Ranking::new(&universe).unwrap();
+        let plan = Plan::new(universe, 0);
+        let levels = preflight(&ranking, &plan, 1, 2, holding(Some(34 << 30), false, &crate::cluster::Solo));
+        let repush: f64 = levels.iter().map(|l| l.repush_seconds).sum();
+        let seconds: f64 = levels.iter().map(|l| l.seconds).sum();
+        let measured = 6580.0;
+        assert!((measured / 2.0..=measured * 2.0).contains(&seconds), "21x21 priced {seconds:.0} s");
+        let sieved = seconds - repush;
+        assert!((0.8 * 3372.0..=1.2 * 3372.0).contains(&sieved), "21x21 levels priced {sieved:.0} s");
     }
 
     #[test]

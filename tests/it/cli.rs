@@ -331,8 +331,14 @@ fn unusable_bounds_are_refused() {
         vec!["solve", "--max-tiles", "2000", "--out", o],
         vec!["solve", "--rows", "0", "--cols", "4", "--out", o],
         vec!["solve", "--rows", "300", "--cols", "2", "--out", o],
+        vec!["solve", "--rows", "2", "--max-tiles", "300", "--out", o],
+        vec!["solve", "--cols", "2", "--max-tiles", "256", "--out", o],
     ] {
         let line = assert_one_line_error(&chomp(&args), &args.join(" "));
+        // No row or column beyond what a position holds, whichever bound is absent.
+        if args.contains(&"--max-tiles") && args.contains(&"2") {
+            assert!(line.contains("at most 255"), "{line}");
+        }
         // The bounds a level may have, not the integer type's.
         assert!(!line.contains("4294967295"), "{line}");
         assert!(!out.exists(), "{}: no output directory", args.join(" "));
@@ -441,12 +447,13 @@ fn every_level_is_checked_as_it_is_written_and_the_manifest_says_so() {
     let o = chomp(&["solve", "--max-tiles", "16", "--grundy-max-tiles", "10", "--out", out.to_str().unwrap()]);
     assert_ok(&o, "solve");
     let log = text(&o.stderr);
-    // Level 16 has 231 positions: 64 of them checked.
-    assert!(log.lines().any(|l| l.starts_with("level  16/16") && l.contains("checked 64 (")), "{log}");
+    // Level 16 has 231 positions: 64 of them checked, and its edge (its
+    // first and last positions, 8 drawn among those with a full top row).
+    assert!(log.lines().any(|l| l.starts_with("level  16/16") && l.contains("checked 74 (")), "{log}");
     let checks = read_json(&out.join("manifest.json"))["checks"].as_array().unwrap().clone();
     assert_eq!(checks.len(), 16);
     assert_eq!(checks[15]["tiles"], 16);
-    assert_eq!(checks[15]["positions"], 64);
+    assert_eq!(checks[15]["positions"], 74);
     assert_eq!(checks[9]["positions"], 42); // level 10 whole
                                             // Not checked: asked for none, or tables not in format 3; each run says so.
     for (flags, says) in [(&["--check-samples", "0"][..], "--check-samples 0"), (&["--table-format", "2"][..], "these are format 2")] {

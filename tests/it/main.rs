@@ -4,6 +4,7 @@
 
 mod common;
 
+mod box_edge;
 mod boxes;
 mod brute;
 mod cli;

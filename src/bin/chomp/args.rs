@@ -427,7 +427,7 @@ pub struct RunFlags {
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
     /// Most positions of each level checked against their children once its tables are written:
-    /// one in 2^23 (about 8.4 million), at least 64 (half of them losses; the same on every rerun; a failure stops the run; 0: none).
+    /// one in 2^23 (about 8.4 million), at least 64 (half of them losses), and a dozen at its edge (the fullest rows and columns); the same on every rerun; a failure stops the run; 0: none.
     #[arg(long, value_name = "N", default_value_t = chomp_tables::solve::CHECK_SAMPLES)]
     pub check_samples: u64,
     /// Write the end-of-run report as JSON to FILE: the run, its levels (seconds, marks, largest gather) and every
