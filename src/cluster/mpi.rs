@@ -43,7 +43,13 @@ impl MpiComm {
         let (universe, level) = mpi::initialize_with_threading(mpi::Threading::Funneled)?;
         assert!(level != mpi::Threading::Single, "the MPI library offers thread level {level:?}; chomp needs Funneled");
         let world = universe.world();
-        let node = world.split_shared(world.rank());
+        // The processes of a node: those sharing memory, or with
+        // CHOMP_TEST_NODE_PROCESSES=N groups of N consecutive processes
+        // (a rehearsal of several nodes on one machine).
+        let node = match crate::solve::tunables::get().test_node_processes {
+            Some(n) => world.split_by_color(Color::with_value((world.rank() as usize / n) as i32)).expect("every process has a color"),
+            None => world.split_shared(world.rank()),
+        };
         let mut leader = world.rank();
         node.process_at_rank(0).broadcast_into(&mut leader);
         let color = if node.rank() == 0 { Color::with_value(0) } else { Color::undefined() };

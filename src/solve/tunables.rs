@@ -52,6 +52,12 @@ pub struct Tunables {
     /// `CHOMP_TEST_ERROR=PROCESS:LEVEL`: that process stops with an error
     /// as that level starts (the same, for a returned error).
     pub test_error: Option<(usize, u32)>,
+    /// `CHOMP_TEST_NODE_PROCESSES=N`: MPI processes are grouped as nodes
+    /// of `N` consecutive processes instead of by the machine they run on
+    /// (a rehearsal of several nodes on one machine: each group shares its
+    /// own node-local scratch and Grundy files, and its first process
+    /// joins the leaders' collectives).
+    pub test_node_processes: Option<usize>,
 }
 
 /// The defaults (what every published table was computed with).
@@ -68,10 +74,11 @@ pub const DEFAULT: Tunables = Tunables {
     check_collectives: false,
     test_panic: None,
     test_error: None,
+    test_node_processes: None,
 };
 
 /// The names a run accepts; `CHOMP_LOG` (the server's log filter) is not a tunable.
-pub const NAMES: [&str; 11] = [
+pub const NAMES: [&str; 12] = [
     "CHOMP_PARALLEL_PARENTS",
     "CHOMP_COPY_SHARE",
     "CHOMP_EPOCH_BYTES",
@@ -83,6 +90,7 @@ pub const NAMES: [&str; 11] = [
     "CHOMP_CHECK_COLLECTIVES",
     "CHOMP_TEST_PANIC",
     "CHOMP_TEST_ERROR",
+    "CHOMP_TEST_NODE_PROCESSES",
 ];
 
 /// Other `CHOMP_*` variables, read elsewhere, that are not tunables: the
@@ -142,6 +150,7 @@ impl Tunables {
             check_collectives: switch(&var, "CHOMP_CHECK_COLLECTIVES", DEFAULT.check_collectives)?,
             test_panic: at(&var, "CHOMP_TEST_PANIC")?,
             test_error: at(&var, "CHOMP_TEST_ERROR")?,
+            test_node_processes: parse(&var, "CHOMP_TEST_NODE_PROCESSES", |&x: &usize| x > 0)?,
         })
     }
 }
