@@ -1,0 +1,117 @@
+//! `chomp solve --engine few-row`: a box with at most eight rows (or
+//! columns) solved one entry per prefix, with progress, checkpoints and
+//! the level counts of `--report-json`.
+
+use crate::args::RunFlags;
+use crate::progress::{watch, Unit};
+use anyhow::Context;
+use chomp_tables::fewrow::{self, FewRowBox, LevelCount, Progress, SolveOptions};
+use chomp_tables::solve::memory::human_bytes;
+use chomp_tables::Universe;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// The checkpoint a run keeps in its directory (removed once the table is written).
+const CHECKPOINT: &str = "fewrow.checkpoint";
+/// The solved prefix table (the checkpoint's format, complete).
+const TABLE: &str = "fewrow.prefixes";
+/// Tiles, positions and losses of every level.
+const LEVELS: &str = "levels.csv";
+
+/// Table reads a second per thread, measured at 4×500 on the reference
+/// machine (bench/runs/2026-12-07-kvm-2core/fewrow.md): the dry run's rate.
+const READS_PER_SECOND: f64 = 4.0e8;
+
+pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Result<ExitCode> {
+    let shape = FewRowBox::new(rows, cols)?;
+    let universe = Universe::boxed(rows, cols).describe();
+    let bytes = shape.table_bytes();
+    if flags.dry_run {
+        let threads = rayon::current_num_threads();
+        let seconds = estimated_reads(shape) / (READS_PER_SECOND * threads as f64);
+        progress!(
+            "estimate for the {universe} with the few-row engine on {threads} threads: {}, {} prefixes, table {} (memory and disk) (rough: from this engine's measured rate of table reads)",
+            crate::solve::human_duration(seconds),
+            shape.prefixes().map_or_else(|| "more than 2^64".into(), |p| p.to_string()),
+            bytes.map_or_else(|| "more than 2^64 bytes".into(), human_bytes),
+        );
+        let allowed = flags.max_memory.or_else(chomp_tables::solve::memory::available_memory);
+        if let Some(allowed) = allowed.filter(|&a| bytes.is_none_or(|b| b > a)) {
+            anyhow::bail!("the run would stop before it starts: the few-row table needs more than the {} allowed", human_bytes(allowed));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let checkpoint = out.join(CHECKPOINT);
+    if flags.force {
+        remove_if_present(&checkpoint)?;
+    } else if checkpoint.exists() && !flags.quiet {
+        progress!("resuming from {}", checkpoint.display());
+    }
+    let t0 = Instant::now();
+    let opts = SolveOptions { max_memory: flags.max_memory, checkpoint: Some(checkpoint.clone()), checkpoint_every: None };
+    let p = Progress::default();
+    let label = format!("few-row {rows}x{cols}");
+    let table = watch(&label, Unit::Share, &p.done, &p.total, flags.quiet, || fewrow::solve(shape, &opts, &p))?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let levels = table.level_counts();
+    table.save(&out.join(TABLE))?;
+    chomp_tables::store::write_atomic(&out.join(LEVELS), levels_csv(&levels).as_bytes())?;
+    remove_if_present(&checkpoint)?;
+    if let Some(path) = &flags.report_json {
+        let json = serde_json::json!({
+            "universe": universe,
+            "engine": "few-row",
+            "out": out.display().to_string(),
+            "wall_seconds": seconds,
+            "threads_per_process": rayon::current_num_threads(),
+            "prefixes": table.len(),
+            "table_bytes": bytes,
+            "levels": levels,
+        });
+        chomp_tables::store::write_atomic(path, (serde_json::to_string_pretty(&json)? + "\n").as_bytes())?;
+    }
+    if !flags.quiet {
+        let positions: u64 = levels.iter().map(|l| l.positions).sum();
+        let losses: u64 = levels.iter().map(|l| l.losses).sum();
+        progress!(
+            "done: {} levels ({universe}, few-row engine), {positions} positions, {losses} losses, {seconds:.1} s; prefix table and {LEVELS} in {}",
+            levels.len(),
+            out.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn remove_if_present(path: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).with_context(|| format!("cannot remove {}", path.display())),
+        _ => Ok(()),
+    }
+}
+
+fn levels_csv(levels: &[LevelCount]) -> String {
+    let mut s = String::from("tiles,positions,losses\n");
+    for l in levels {
+        s.push_str(&format!("{},{},{}\n", l.tiles, l.positions, l.losses));
+    }
+    s
+}
+
+/// Table reads of the whole solve: about `Σ_i (h_i − c)` for every prefix
+/// `(h, c)`, counted exactly over the heads of a box of the same rows and
+/// at most 200 columns and scaled by the prefixes' ratio and the row length.
+fn estimated_reads(shape: FewRowBox) -> f64 {
+    let (k, n) = (shape.k(), shape.n());
+    if k <= 2 {
+        return (n as f64) * f64::from(k); // a line: next to nothing
+    }
+    // The largest side up to 200 with at most about a million heads.
+    let small =
+        (1..=n.min(200)).rev().find(|&s| FewRowBox::new(k, s).ok().and_then(|b| b.heads()).is_some_and(|h| h <= 1 << 20)).unwrap_or(1);
+    let sample = FewRowBox::new(k, small).expect("a smaller box");
+    let reads = fewrow::reads(sample) as f64;
+    let scale = shape.prefixes().map_or(f64::INFINITY, |p| p as f64) / sample.prefixes().expect("small") as f64;
+    reads * scale * f64::from(n) / f64::from(small)
+}

@@ -1,0 +1,141 @@
+//! The few-row engine: checked against brute force, against the box
+//! engine's level counts (both orientations), at the edges of its types,
+//! and against the published count of the 4×500 box.
+
+use chomp_tables::fewrow::{self, FewRowBox, FewRowError, FewRowPosition, FewRowTable, LevelCount, Progress, SolveOptions};
+use chomp_tables::solve::solve_in_memory;
+use chomp_tables::Universe;
+
+use crate::common::{partitions, Brute};
+
+fn solve(rows: u32, cols: u32) -> FewRowTable {
+    fewrow::solve(FewRowBox::new(rows, cols).unwrap(), &SolveOptions::default(), &Progress::default()).unwrap()
+}
+
+fn total_losses(t: &FewRowTable) -> u64 {
+    t.level_counts().iter().map(|l| l.losses).sum()
+}
+
+#[test]
+fn few_row_boxes_agree_with_brute_force() {
+    let mut brute = Brute::default();
+    for rows in 1..=5 {
+        for cols in 1..=6 {
+            let t = solve(rows, cols);
+            for n in 1..=rows * cols {
+                for p in partitions(n, rows, cols) {
+                    let got = t.is_loss(&FewRowPosition::new(&p).unwrap()).unwrap();
+                    assert_eq!(got, brute.is_loss(&p), "{rows}x{cols}: {p:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn few_row_level_counts_equal_the_box_engines() {
+    let mut shapes: Vec<(u32, u32)> = (1..=5).flat_map(|r| (1..=12).flat_map(move |c| [(r, c), (c, r)])).collect();
+    shapes.extend([(6, 10), (7, 9), (8, 8), (8, 10), (10, 8), (6, 13)]);
+    for (rows, cols) in shapes {
+        let boxed = solve_in_memory(&Universe::boxed(rows, cols)).unwrap();
+        let want: Vec<LevelCount> = (1..=rows * cols)
+            .map(|n| LevelCount { tiles: n, positions: boxed.ranking().size(n), losses: boxed.losses(n).len() as u64 })
+            .collect();
+        assert_eq!(solve(rows, cols).level_counts(), want, "{rows}x{cols}");
+    }
+}
+
+#[test]
+fn two_rows_at_the_widest() {
+    // Two-row losses are exactly (a, a − 1): one at every odd level.
+    for (rows, cols) in [(2, fewrow::MAX_COLS), (fewrow::MAX_COLS, 2)] {
+        let t = solve(rows, cols);
+        for l in t.level_counts() {
+            assert_eq!(l.losses, u64::from(l.tiles % 2 == 1), "{rows}x{cols}, level {}", l.tiles);
+        }
+    }
+    let t = solve(2, fewrow::MAX_COLS);
+    assert!(t.is_loss(&FewRowPosition::new(&[65_535, 65_534]).unwrap()).unwrap());
+    assert!(!t.is_loss(&FewRowPosition::new(&[65_535, 65_535]).unwrap()).unwrap());
+    assert!(!t.is_loss(&FewRowPosition::new(&[65_535]).unwrap()).unwrap());
+    assert!(t.is_loss(&FewRowPosition::new(&[1]).unwrap()).unwrap());
+    // The transposed box answers by transposing: (2^(a−1), 1) is (a, a − 1) turned.
+    let tt = solve(fewrow::MAX_COLS, 2);
+    assert!(tt.is_loss(&FewRowPosition::new(&[2, 2, 2, 1]).unwrap()).unwrap());
+    assert!(tt.is_loss(&FewRowPosition::new(&[2, 1]).unwrap()).unwrap());
+    assert!(!tt.is_loss(&FewRowPosition::new(&[2, 2, 1, 1]).unwrap()).unwrap());
+}
+
+#[test]
+fn three_rows_of_a_thousand_transpose() {
+    let a = solve(3, 1000).level_counts();
+    assert_eq!(a, solve(1000, 3).level_counts());
+    assert_eq!(a.iter().map(|l| l.positions).sum::<u64>(), 1002 * 1001 * 1003 / 6 - 1);
+}
+
+#[test]
+fn four_rows_of_five_hundred_give_the_published_count() {
+    // Garg 2026 (v1): 4,316,097 losses with four rows of at most 500.
+    assert_eq!(total_losses(&solve(4, 500)), 4_316_097);
+}
+
+#[test]
+fn boxes_outside_the_engine_are_refused() {
+    assert_eq!(FewRowBox::new(0, 5), Err(FewRowError::Empty));
+    assert!(matches!(FewRowBox::new(9, 9), Err(FewRowError::TooLarge { .. })));
+    assert!(matches!(FewRowBox::new(2, 65_536), Err(FewRowError::TooLarge { .. })));
+    let opts = SolveOptions { max_memory: Some(1 << 20), ..Default::default() };
+    let err = fewrow::solve(FewRowBox::new(4, 500).unwrap(), &opts, &Progress::default()).err().unwrap();
+    assert!(err.to_string().contains("needs 40.2 MiB, more than the 1.0 MiB allowed"), "{err}");
+    let t = solve(3, 5);
+    assert!(t.is_loss(&FewRowPosition::new(&[6]).unwrap()).is_err(), "outside the box");
+    assert!(t.is_loss(&FewRowPosition::new(&[1, 1, 1, 1]).unwrap()).is_err(), "outside the box");
+    assert!(t.is_loss(&FewRowPosition::new(&[]).unwrap()).is_err(), "the empty board");
+}
+
+#[test]
+fn a_checkpoint_resumes_to_the_same_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("4x60.ckpt");
+    let shape = FewRowBox::new(4, 60).unwrap();
+    let whole = solve(4, 60);
+    // A checkpoint taken after every wavefront, as a run killed anywhere leaves it.
+    let opts = SolveOptions { checkpoint: Some(path.clone()), checkpoint_every: Some(std::time::Duration::ZERO), ..Default::default() };
+    fewrow::solve(shape, &opts, &Progress::default()).unwrap();
+    assert!(path.exists());
+    assert!(!path.with_extension("tmp").exists(), "no temporary file left");
+    let (mut entries, last) = fewrow::read_checkpoint(&path, shape).unwrap();
+    assert_eq!(last, 2 * 60, "the last checkpoint is before the last wavefront");
+    // Resume halfway: the prefixes whose first two rows have 60 tiles or
+    // more are garbage until redone.
+    for a in 0..=60u16 {
+        for b in 0..=a {
+            for c in 0..=b {
+                if a + b >= 60 {
+                    entries[whole.ranking().rank(&[a, b, c]) as usize] = 7;
+                }
+            }
+        }
+    }
+    write_raw(&path, shape, &entries, 60);
+    let resumed = fewrow::solve(shape, &opts, &Progress::default()).unwrap();
+    assert_eq!(resumed.level_counts(), whole.level_counts());
+    assert!((0..whole.len()).all(|r| resumed.entry(r) == whole.entry(r)), "the same table");
+    // A damaged checkpoint is refused, not used.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[100] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = fewrow::solve(shape, &opts, &Progress::default()).err().unwrap();
+    assert!(err.to_string().contains("damaged"), "{err}");
+    // So is one of another box.
+    std::fs::remove_file(&path).unwrap();
+    fewrow::solve(FewRowBox::new(4, 10).unwrap(), &opts, &Progress::default()).unwrap();
+    let err = fewrow::solve(shape, &opts, &Progress::default()).err().unwrap();
+    assert!(err.to_string().contains("not of this box"), "{err}");
+}
+
+/// Writes a checkpoint holding `entries`, to resume at wavefront `next`.
+fn write_raw(path: &std::path::Path, shape: FewRowBox, entries: &[u16], next: u32) {
+    let table: Vec<std::sync::atomic::AtomicU16> = entries.iter().map(|&e| e.into()).collect();
+    fewrow::write_checkpoint(path, shape, &table, next).unwrap();
+}
