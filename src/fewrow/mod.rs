@@ -215,7 +215,10 @@ impl FewRowBox {
 
 /// `C(n, k)`, or `None` when it exceeds `u64`.
 pub(crate) fn binomial(n: u64, k: u64) -> Option<u64> {
-    let k = k.min(n.saturating_sub(k));
+    if k > n {
+        return Some(0);
+    }
+    let k = k.min(n - k);
     let mut r: u128 = 1;
     for i in 0..k {
         r = r * u128::from(n - i) / u128::from(i + 1);

@@ -80,6 +80,17 @@ fn four_rows_of_five_hundred_give_the_published_count() {
 }
 
 #[test]
+fn carried_sets_give_the_plain_reads_table() {
+    let plain = SolveOptions { plain_reads: true, ..Default::default() };
+    for (rows, cols) in [(3, 300), (4, 90), (90, 4), (4, 1), (3, 1)] {
+        let shape = FewRowBox::new(rows, cols).unwrap();
+        let carried = solve(rows, cols);
+        let read = fewrow::solve(shape, &plain, &Progress::default()).unwrap();
+        assert!((0..read.len()).all(|r| carried.entry(r) == read.entry(r)), "{rows}x{cols}");
+    }
+}
+
+#[test]
 fn boxes_outside_the_engine_are_refused() {
     assert_eq!(FewRowBox::new(0, 5), Err(FewRowError::Empty));
     assert!(matches!(FewRowBox::new(9, 9), Err(FewRowError::TooLarge { .. })));
