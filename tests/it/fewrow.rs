@@ -106,32 +106,14 @@ fn boxes_outside_the_engine_are_refused() {
 
 #[test]
 fn a_checkpoint_resumes_to_the_same_table() {
+    for (rows, cols, from) in [(4, 60, 60), (4, 60, 1), (4, 60, 119), (3, 200, 77), (5, 12, 10)] {
+        resume_case(rows, cols, from);
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("4x60.ckpt");
     let shape = FewRowBox::new(4, 60).unwrap();
-    let whole = solve(4, 60);
-    // A checkpoint taken after every wavefront, as a run killed anywhere leaves it.
     let opts = SolveOptions { checkpoint: Some(path.clone()), checkpoint_every: Some(std::time::Duration::ZERO), ..Default::default() };
     fewrow::solve(shape, &opts, &Progress::default()).unwrap();
-    assert!(path.exists());
-    assert!(!path.with_extension("tmp").exists(), "no temporary file left");
-    let (mut entries, last) = fewrow::read_checkpoint(&path, shape).unwrap();
-    assert_eq!(last, 2 * 60, "the last checkpoint is before the last wavefront");
-    // Resume halfway: the prefixes whose first two rows have 60 tiles or
-    // more are garbage until redone.
-    for a in 0..=60u16 {
-        for b in 0..=a {
-            for c in 0..=b {
-                if a + b >= 60 {
-                    entries[whole.ranking().rank(&[a, b, c]) as usize] = 7;
-                }
-            }
-        }
-    }
-    write_raw(&path, shape, &entries, 60);
-    let resumed = fewrow::solve(shape, &opts, &Progress::default()).unwrap();
-    assert_eq!(resumed.level_counts(), whole.level_counts());
-    assert!((0..whole.len()).all(|r| resumed.entry(r) == whole.entry(r)), "the same table");
     // A damaged checkpoint is refused, not used.
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[100] ^= 1;
@@ -143,6 +125,37 @@ fn a_checkpoint_resumes_to_the_same_table() {
     fewrow::solve(FewRowBox::new(4, 10).unwrap(), &opts, &Progress::default()).unwrap();
     let err = fewrow::solve(shape, &opts, &Progress::default()).err().unwrap();
     assert!(err.to_string().contains("not of this box"), "{err}");
+}
+
+/// Solves `rows × cols` with a checkpoint after every wavefront, then
+/// resumes it at wavefront `from` with every later prefix garbage (as a
+/// run killed there leaves its table): the same table as a run at once.
+fn resume_case(rows: u32, cols: u32, from: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.ckpt");
+    let shape = FewRowBox::new(rows, cols).unwrap();
+    let whole = solve(rows, cols);
+    let opts = SolveOptions { checkpoint: Some(path.clone()), checkpoint_every: Some(std::time::Duration::ZERO), ..Default::default() };
+    fewrow::solve(shape, &opts, &Progress::default()).unwrap();
+    assert!(!path.with_extension("tmp").exists(), "no temporary file left");
+    let (mut entries, last) = fewrow::read_checkpoint(&path, shape).unwrap();
+    assert_eq!(last, (shape.k() - 2) * shape.n(), "the last checkpoint is before the last wavefront");
+    // Every prefix whose rows but the last two have `from` tiles or more.
+    let m = shape.k() as usize - 1;
+    let mut p = vec![0u16; m];
+    loop {
+        if p[..m - 1].iter().map(|&v| u32::from(v)).sum::<u32>() >= from {
+            entries[whole.ranking().rank(&p) as usize] = 7;
+        }
+        // The next non-increasing prefix bounded by the side, or stop.
+        let Some(i) = (0..m).rev().find(|&i| p[i] < if i == 0 { shape.n() as u16 } else { p[i - 1] }) else { break };
+        p[i] += 1;
+        p[i + 1..].iter_mut().for_each(|v| *v = 0);
+    }
+    write_raw(&path, shape, &entries, from);
+    let resumed = fewrow::solve(shape, &opts, &Progress::default()).unwrap();
+    assert!((0..whole.len()).all(|r| resumed.entry(r) == whole.entry(r)), "{rows}x{cols} resumed at {from}");
+    assert_eq!(resumed.level_counts(), whole.level_counts());
 }
 
 /// Writes a checkpoint holding `entries`, to resume at wavefront `next`.

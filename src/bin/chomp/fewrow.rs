@@ -19,9 +19,20 @@ const TABLE: &str = "fewrow.prefixes";
 /// Tiles, positions and losses of every level.
 const LEVELS: &str = "levels.csv";
 
-/// Table reads a second per thread, measured at 4×500 on the reference
-/// machine (bench/runs/2026-12-07-kvm-2core/fewrow.md): the dry run's rate.
+/// Table reads a second per thread of five to eight rows, measured at 5×100
+/// and 6×50 (bench/runs/2026-12-07-kvm-2core/fewrow.md): the dry run's rate.
 const READS_PER_SECOND: f64 = 4.0e8;
+/// CPU seconds per prefix of three and four rows (which carry their
+/// exclusion sets): 22 ns at 4×250, 33 ns at 4×500, 96 ns at 4×1000 (the
+/// sets outgrow the caches), about `33 ns · (n / 500)^1.5`; 33 ns at 3×3000.
+fn seconds_per_prefix(k: u32, n: u32) -> f64 {
+    let n = f64::from(n);
+    if k == 3 {
+        33e-9 * (n / 3000.0).max(1.0)
+    } else {
+        33e-9 * (n / 500.0).powf(1.5).max(0.66)
+    }
+}
 
 pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Result<ExitCode> {
     let shape = FewRowBox::new(rows, cols)?;
@@ -29,9 +40,12 @@ pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Re
     let bytes = shape.table_bytes();
     if flags.dry_run {
         let threads = rayon::current_num_threads();
-        let seconds = estimated_reads(shape) / (READS_PER_SECOND * threads as f64);
+        let seconds = match shape.k() {
+            3 | 4 => shape.prefixes().map_or(f64::INFINITY, |p| p as f64) * seconds_per_prefix(shape.k(), shape.n()),
+            _ => estimated_reads(shape) / READS_PER_SECOND,
+        } / threads as f64;
         progress!(
-            "estimate for the {universe} with the few-row engine on {threads} threads: {}, {} prefixes, table {} (memory and disk) (rough: from this engine's measured rate of table reads)",
+            "estimate for the {universe} with the few-row engine on {threads} threads: {}, {} prefixes, table {} (memory and disk) (rough: from this engine's measured rates)",
             crate::solve::human_duration(seconds),
             shape.prefixes().map_or_else(|| "more than 2^64".into(), |p| p.to_string()),
             bytes.map_or_else(|| "more than 2^64 bytes".into(), human_bytes),
