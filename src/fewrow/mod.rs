@@ -49,8 +49,9 @@ pub enum FewRowError {
         /// Columns asked for.
         cols: u32,
     },
-    /// The prefix table would not fit in the memory allowed.
-    #[error("the few-row table of the {rows}x{cols} box needs {need}, more than the {allowed} allowed")]
+    /// The prefix table (and the sets carried with it) would not fit in the
+    /// memory allowed.
+    #[error("the few-row engine needs {need} for the {rows}x{cols} box (its prefix table), more than the {allowed} allowed")]
     Memory {
         /// Rows of the box.
         rows: u32,

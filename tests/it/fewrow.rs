@@ -97,7 +97,7 @@ fn boxes_outside_the_engine_are_refused() {
     assert!(matches!(FewRowBox::new(2, 65_536), Err(FewRowError::TooLarge { .. })));
     let opts = SolveOptions { max_memory: Some(1 << 20), ..Default::default() };
     let err = fewrow::solve(FewRowBox::new(4, 500).unwrap(), &opts, &Progress::default()).err().unwrap();
-    assert!(err.to_string().contains("needs 40.2 MiB, more than the 1.0 MiB allowed"), "{err}");
+    assert!(err.to_string().contains("needs 46.2 MiB for the 4x500 box (its prefix table), more than the 1.0 MiB allowed"), "{err}");
     let t = solve(3, 5);
     assert!(t.is_loss(&FewRowPosition::new(&[6]).unwrap()).is_err(), "outside the box");
     assert!(t.is_loss(&FewRowPosition::new(&[1, 1, 1, 1]).unwrap()).is_err(), "outside the box");
