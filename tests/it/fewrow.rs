@@ -6,7 +6,7 @@ use chomp_tables::fewrow::{self, FewRowBox, FewRowError, FewRowPosition, FewRowT
 use chomp_tables::solve::solve_in_memory;
 use chomp_tables::Universe;
 
-use crate::common::{partitions, Brute};
+use crate::common::{assert_ok, assert_one_line_error, chomp, partitions, Brute};
 
 fn solve(rows: u32, cols: u32) -> FewRowTable {
     fewrow::solve(FewRowBox::new(rows, cols).unwrap(), &SolveOptions::default(), &Progress::default()).unwrap()
@@ -162,4 +162,52 @@ fn resume_case(rows: u32, cols: u32, from: u32) {
 fn write_raw(path: &std::path::Path, shape: FewRowBox, entries: &[u16], next: u32) {
     let table: Vec<std::sync::atomic::AtomicU16> = entries.iter().map(|&e| e.into()).collect();
     fewrow::write_checkpoint(path, shape, &table, next).unwrap();
+}
+
+/// `levels` of a `--report-json` file, as (tiles, positions, losses).
+fn report_levels(path: &std::path::Path) -> Vec<(u64, u64, u64)> {
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let level = |l: &serde_json::Value| (l["tiles"].as_u64().unwrap(), l["positions"].as_u64().unwrap(), l["losses"].as_u64().unwrap());
+    json["levels"].as_array().unwrap().iter().map(level).collect()
+}
+
+#[test]
+fn the_command_reports_the_box_engines_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).display().to_string();
+    for (rows, cols) in [("4", "30"), ("30", "4")] {
+        let few = chomp(&[
+            "solve",
+            "--engine",
+            "few-row",
+            "--rows",
+            rows,
+            "--cols",
+            cols,
+            "--out",
+            &d("few"),
+            "--force",
+            "-q",
+            "--report-json",
+            &d("few.json"),
+        ]);
+        assert_ok(&few, "few-row solve");
+        let boxed = chomp(&["solve", "--rows", rows, "--cols", cols, "--out", &d("box"), "--force", "-q", "--report-json", &d("box.json")]);
+        assert_ok(&boxed, "box solve");
+        let levels = report_levels(&dir.path().join("few.json"));
+        assert_eq!(levels.len(), 120);
+        assert_eq!(levels, report_levels(&dir.path().join("box.json")), "{rows}x{cols}");
+        let csv = std::fs::read_to_string(dir.path().join("few/levels.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 121, "a header and a line a level");
+        assert!(!dir.path().join("few/fewrow.checkpoint").exists(), "the checkpoint goes once the table is written");
+    }
+    let err = assert_one_line_error(&chomp(&["solve", "--engine", "few-row", "--max-tiles", "9", "--out", &d("x")]), "tile count");
+    assert!(err.contains("--max-tiles needs --engine box"), "{err}");
+    let err = assert_one_line_error(&chomp(&["solve", "--engine", "few-row", "--rows", "9", "--cols", "9", "--out", &d("x")]), "9x9");
+    assert!(err.contains("at most 8 rows"), "{err}");
+    let err = assert_one_line_error(
+        &chomp(&["solve", "--engine", "few-row", "--rows", "4", "--cols", "500", "--max-memory", "1M", "--out", &d("x")]),
+        "memory",
+    );
+    assert!(err.contains("more than the 1.0 MiB allowed"), "{err}");
 }
