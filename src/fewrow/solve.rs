@@ -208,11 +208,11 @@ fn solve_line(r: &PrefixRanking, table: &[AtomicU16], head: &[u16], scratch: &mu
     for c in 0..=last {
         if c > 0 {
             let j = c - 1;
-            for i in 0..m {
+            for (i, &below) in below.iter().enumerate().take(m) {
                 if i == 0 && j == 0 {
                     continue; // (0, 0) is not a bite
                 }
-                match load(below[i] + r.tail(i)[j as usize]) {
+                match load(below + r.tail(i)[j as usize]) {
                     NONE => {}
                     l if u32::from(l) == j => cap = cap.min(j),
                     l => scratch.incremental[l as usize] = line,
@@ -440,11 +440,11 @@ impl Chains {
         for c in 0..=last {
             if c > 0 {
                 let j = c - 1;
-                for i in 0..m {
+                for (i, &below) in below.iter().enumerate().take(m) {
                     if i == 0 && j == 0 {
                         continue;
                     }
-                    match load(below[i] + r.tail(i)[j as usize]) {
+                    match load(below + r.tail(i)[j as usize]) {
                         NONE => {}
                         l if u32::from(l) == j => cap = cap.min(j),
                         l => inc[l as usize / 64] |= 1 << (l % 64),

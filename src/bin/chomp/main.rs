@@ -114,7 +114,19 @@ fn one_line(e: &anyhow::Error) -> String {
 
 fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
     match cmd {
-        Command::Solve { engine: Engine::FewRow, max_tiles, rows, cols, grundy_max_tiles, grundy, shard_positions, table_format, count_moves, out, run } => {
+        Command::Solve {
+            engine: Engine::FewRow,
+            max_tiles,
+            rows,
+            cols,
+            grundy_max_tiles,
+            grundy,
+            shard_positions,
+            table_format,
+            count_moves,
+            out,
+            run,
+        } => {
             let other = [
                 (max_tiles.is_some(), "--max-tiles"),
                 (grundy || grundy_max_tiles.is_some(), "Grundy values"),
@@ -133,7 +145,19 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
             }
             fewrow::solve(rows, cols, out, &run)
         }
-        Command::Solve { engine: Engine::Box, max_tiles, rows, cols, grundy_max_tiles, grundy, shard_positions, table_format, count_moves, out, run } => {
+        Command::Solve {
+            engine: Engine::Box,
+            max_tiles,
+            rows,
+            cols,
+            grundy_max_tiles,
+            grundy,
+            shard_positions,
+            table_format,
+            count_moves,
+            out,
+            run,
+        } => {
             let universe = Universe { rows, cols, tiles: max_tiles };
             let grundy_max_tiles = if grundy { universe.max_tiles() } else { grundy_max_tiles.unwrap_or(0) };
             solve::solve(&Plan { universe, grundy_max_tiles, shard_positions, table_format, count_moves }, out, &run, comm)
