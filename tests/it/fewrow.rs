@@ -211,3 +211,31 @@ fn the_command_reports_the_box_engines_levels() {
     );
     assert!(err.contains("more than the 1.0 MiB allowed"), "{err}");
 }
+
+#[test]
+fn query_reads_a_few_row_table_as_the_box_tables_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).display().to_string();
+    assert_ok(&chomp(&["solve", "--engine", "few-row", "--rows", "6", "--cols", "3", "--out", &d("few"), "-q"]), "few-row solve");
+    assert_ok(&chomp(&["solve", "--rows", "6", "--cols", "3", "--out", &d("box"), "-q"]), "box solve");
+    let answer = |dir: &str, p: &str| {
+        let out = chomp(&["query", p, "--tables", dir, "--json"]);
+        assert_ok(&out, p);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v["outcome"].as_str().unwrap().to_string(), v["winning_moves"].clone())
+    };
+    let mut seen = 0;
+    for n in 1..=18 {
+        for p in partitions(n, 6, 3) {
+            let p: Vec<String> = p.iter().map(|v| v.to_string()).collect();
+            let p = p.join(" ");
+            assert_eq!(answer(&d("few"), &p), answer(&d("box"), &p), "{p}");
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 83);
+    // The table answers the transposed box too (3 rows of up to 6), not beyond.
+    assert_eq!(answer(&d("few"), "4 4 1").0, answer(&d("box"), "3 2 2 2").0);
+    let err = assert_one_line_error(&chomp(&["query", "7", "--tables", &d("few")]), "outside");
+    assert!(err.contains("does not fit"), "{err}");
+}

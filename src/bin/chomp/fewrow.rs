@@ -98,6 +98,11 @@ pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
+/// Whether `dir` holds a few-row table and no level tables.
+pub fn is_few_row_dir(dir: &Path) -> bool {
+    dir.join(TABLE).is_file() && !dir.join("manifest.json").exists()
+}
+
 fn remove_if_present(path: &Path) -> anyhow::Result<()> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).with_context(|| format!("cannot remove {}", path.display())),
@@ -128,4 +133,73 @@ fn estimated_reads(shape: FewRowBox) -> f64 {
     let reads = fewrow::reads(sample) as f64;
     let scale = shape.prefixes().map_or(f64::INFINITY, |p| p as f64) / sample.prefixes().expect("small") as f64;
     reads * scale * f64::from(n) / f64::from(small)
+}
+
+/// `chomp query` on a few-row directory: the position's outcome and winning
+/// moves, reading from `fewrow.prefixes` only the entries they need (the
+/// position's and its children's prefixes; the file's checksum covers the
+/// whole table and is not checked here).
+pub fn query(position: &str, dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    use std::io::{Read, Seek, SeekFrom};
+    let rows: Vec<u32> = position
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<u32>().with_context(|| format!("invalid position {position:?}: {s:?} is not a row length")))
+        .collect::<Result<_, _>>()?;
+    let p = fewrow::FewRowPosition::new(&rows).with_context(|| format!("invalid position {position:?}"))?;
+    anyhow::ensure!(!p.rows().is_empty(), "invalid position {position:?}: the empty board is not a position");
+    let path = dir.join(TABLE);
+    let mut file = std::fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut header = [0u8; 28];
+    file.read_exact(&mut header).with_context(|| format!("{}: too short for a few-row table", path.display()))?;
+    anyhow::ensure!(&header[..8] == b"CHOMPFR1", "{}: not a few-row table", path.display());
+    let word = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes"));
+    let (k, n) = (word(8), word(12));
+    let shape = FewRowBox::new(k, n)?;
+    let ranking = fewrow::PrefixRanking::new(k as usize - 1, n).context("a few-row table of an impossible box")?;
+    // Outcomes are the same for a position and its transpose.
+    let fits = |q: &fewrow::FewRowPosition| q.rows().len() as u32 <= k && q.rows().first().is_none_or(|&r| u32::from(r) <= n);
+    let oriented = |q: fewrow::FewRowPosition| if fits(&q) { Some(q) } else { q.transposed().filter(|t| fits(t)) };
+    anyhow::ensure!(oriented(p).is_some(), "the position {position:?} does not fit the {k}x{n} box of {}", dir.display());
+    let mut is_loss = |q: fewrow::FewRowPosition| -> anyhow::Result<bool> {
+        let q = oriented(q).expect("a child fits where its parent does");
+        let mut all = [0u16; fewrow::MAX_ROWS as usize];
+        all[..q.rows().len()].copy_from_slice(q.rows());
+        if k == 1 {
+            return Ok(all[0] == 1);
+        }
+        let rank = ranking.rank(&all[..k as usize - 1]);
+        let mut e = [0u8; 2];
+        file.seek(SeekFrom::Start(28 + 2 * rank))?;
+        file.read_exact(&mut e)?;
+        let e = u16::from_le_bytes(e);
+        Ok(e != fewrow::NONE && e == all[k as usize - 1])
+    };
+    let loss = is_loss(p)?;
+    let mut winning = Vec::new();
+    let r = p.rows();
+    for (a, &len) in r.iter().enumerate() {
+        for b in 0..u32::from(len) {
+            if a == 0 && b == 0 {
+                continue;
+            }
+            let child: Vec<u32> = r.iter().enumerate().map(|(i, &v)| if i >= a { u32::from(v).min(b) } else { u32::from(v) }).collect();
+            if is_loss(fewrow::FewRowPosition::new(&child)?)? {
+                winning.push([a as u32, b]);
+            }
+        }
+    }
+    anyhow::ensure!(loss == winning.is_empty() || r == [1], "the table of {} contradicts itself at {position:?}", dir.display());
+    let outcome = if loss { "loss" } else { "win" };
+    let shown: Vec<String> = r.iter().map(|v| v.to_string()).collect();
+    if json {
+        let v = serde_json::json!({ "position": shown.join(" "), "tiles": p.tiles(), "outcome": outcome, "winning_moves": winning, "engine": "few-row", "box": format!("{}x{}", shape.rows, shape.cols) });
+        println!("{v}");
+    } else {
+        println!("position: {} ({} tiles)", shown.join(" "), p.tiles());
+        println!("outcome:  {outcome} for the player to move");
+        let list: Vec<String> = winning.iter().map(|[a, b]| format!("({a},{b})")).collect();
+        println!("winning moves: {}", if list.is_empty() { "none".to_string() } else { list.join(" ") });
+    }
+    Ok(ExitCode::SUCCESS)
 }
