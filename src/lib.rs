@@ -21,6 +21,7 @@
 //! | [`report`] | summaries (and plots, feature `tool`) |
 //! | [`rng`] | the seeded generator of every sample and random choice |
 //! | `nd` | Chomp in a k-dimensional box and the divisor game (feature `tool`) |
+//! | `fewrow` | boxes of few rows (or columns), one entry per prefix of all rows but the last (feature `tool`) |
 //!
 //! With `default-features = false` the crate is a reader only: positions,
 //! ranking, table decoding, the manifest, the probe and the computer
@@ -40,6 +41,8 @@ pub mod store;
 pub mod cluster;
 #[cfg(feature = "tool")]
 pub mod fetch;
+#[cfg(feature = "tool")]
+pub mod fewrow;
 #[cfg(feature = "tool")]
 pub mod nd;
 #[cfg(feature = "tool")]

@@ -13,6 +13,7 @@ mod corruption;
 mod damage;
 mod export;
 mod fetch;
+mod fewrow;
 mod first_hour;
 mod formats;
 mod fuzz;

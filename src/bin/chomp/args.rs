@@ -55,6 +55,13 @@ pub enum Command {
         /// by their number of winning moves, winning_moves.csv).
         #[arg(long)]
         count_moves: bool,
+        /// The engine. `box`: one bit per position, level by level, writing the
+        /// level tables every reader answers from. `few-row`: a box with at most 8 rows
+        /// (or 8 columns) and up to 65,535 on the other side, one entry per prefix of
+        /// all rows but the last; writes its prefix table (fewrow.prefixes) and
+        /// levels.csv, resumes from its checkpoint, and --report-json gives the same levels.
+        #[arg(long, value_enum, default_value_t = Engine::Box)]
+        engine: Engine,
         /// Output table directory.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
@@ -397,6 +404,15 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
     Nd(crate::nd::NdArgs),
     /// The divisor game on N (n-D Chomp in the box of N's exponents + 1): the numbers that win when named first.
     Divisors(crate::nd::DivisorsArgs),
+}
+
+/// The engine of `chomp solve`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    /// One bit per position, level by level (every universe).
+    Box,
+    /// One entry per prefix (boxes with at most 8 rows or columns).
+    FewRow,
 }
 
 #[derive(clap::Args)]

@@ -43,6 +43,7 @@ mod out {
 
 mod args;
 mod export;
+mod fewrow;
 mod nd;
 mod play;
 mod progress;
@@ -52,7 +53,7 @@ mod site;
 mod solve;
 
 use anyhow::bail;
-use args::{Cli, Command};
+use args::{Cli, Command, Engine};
 use chomp_tables::cluster::{Comm, Solo};
 use chomp_tables::solve::{JobError, JobFile, Plan};
 use chomp_tables::Universe;
@@ -124,7 +125,50 @@ fn one_line(e: &anyhow::Error) -> String {
 
 fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
     match cmd {
-        Command::Solve { max_tiles, rows, cols, grundy_max_tiles, grundy, shard_positions, table_format, count_moves, out, run } => {
+        Command::Solve {
+            engine: Engine::FewRow,
+            max_tiles,
+            rows,
+            cols,
+            grundy_max_tiles,
+            grundy,
+            shard_positions,
+            table_format,
+            count_moves,
+            out,
+            run,
+        } => {
+            let other = [
+                (max_tiles.is_some(), "--max-tiles"),
+                (grundy || grundy_max_tiles.is_some(), "Grundy values"),
+                (shard_positions.is_some(), "--shard-positions"),
+                (table_format != 3, "--table-format"),
+                (count_moves, "--count-moves"),
+            ];
+            if let Some((_, what)) = other.iter().find(|o| o.0) {
+                bail!("the few-row engine solves boxes (--rows and --cols) for their losses only: {what} needs --engine box");
+            }
+            let (Some(rows), Some(cols)) = (rows, cols) else {
+                bail!("the few-row engine solves boxes: give --rows and --cols");
+            };
+            if comm.processes() > 1 {
+                bail!("the few-row engine runs in one process (with every thread of its machine)");
+            }
+            fewrow::solve(rows, cols, out, &run)
+        }
+        Command::Solve {
+            engine: Engine::Box,
+            max_tiles,
+            rows,
+            cols,
+            grundy_max_tiles,
+            grundy,
+            shard_positions,
+            table_format,
+            count_moves,
+            out,
+            run,
+        } => {
             let universe = Universe { rows, cols, tiles: max_tiles };
             let grundy_max_tiles = if grundy { universe.max_tiles() } else { grundy_max_tiles.unwrap_or(0) };
             solve::solve(&Plan { universe, grundy_max_tiles, shard_positions, table_format, count_moves }, out, &run, comm)
