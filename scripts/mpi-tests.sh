@@ -250,5 +250,43 @@ else
   bad "verify --full on 3 processes"; cat "$T/proof.out"; tail -5 "$T/proof.log"
 fi
 
+# 6. Nodes simulated on this machine (CHOMP_TEST_NODE_PROCESSES=2: 4
+# processes as 2 nodes of 2, each node with its own scratch and Grundy
+# file, its first process among the leaders): one process's bytes, and
+# every process reports its node's first process.
+job="--max-tiles 56 --grundy-max-tiles 40"
+"$SOLO_BIN" solve $job --out "$T/nodes-solo" --quiet
+CHOMP_TEST_NODE_PROCESSES=2 CHOMP_CHECK_COLLECTIVES=1 RAYON_NUM_THREADS=1 "${MPIEXEC[@]}" -n 4 "$MPI_BIN" solve $job --out "$T/nodes-4" --quiet --report-json "$T/nodes-4.json" 2>"$T/nodes-4.log"
+nodes=$(python3 -c "import json,sys; print(','.join(str(p['node']) for p in json.load(open(sys.argv[1]))['processes']))" "$T/nodes-4.json" 2>/dev/null || echo none)
+if [ "$(digest "$T/nodes-4")" = "$(digest "$T/nodes-solo")" ] && [ "$nodes" = "0,0,2,2" ]; then
+  ok "4 processes as 2 simulated nodes of 2 (nodes $nodes): identical to the single process"
+else
+  bad "4 processes as 2 simulated nodes: nodes $nodes, $(digest "$T/nodes-4") != $(digest "$T/nodes-solo")"; tail -5 "$T/nodes-4.log"
+fi
+
+# 7. The cluster plans of docs/cluster.md under mpiexec: 160 tiles on 5
+# processes and 170 on 8, --max-memory 60G each, are accepted (exit 0), the
+# plan is printed once (by process 0), and every process's estimated peak
+# is at most 60 GiB.
+for plan in "160 5" "170 8"; do
+  read -r tiles k <<<"$plan"
+  if RAYON_NUM_THREADS=32 "${MPIEXEC[@]}" -n "$k" "$MPI_BIN" solve --max-tiles "$tiles" --out "$T/plan-$tiles" --dry-run --max-memory 60G \
+      --report-json "$T/plan-$tiles.json" >"$T/plan-$tiles.out" 2>"$T/plan-$tiles.log" \
+    && [ "$(grep -c '^estimate for levels' "$T/plan-$tiles.log")" = 1 ] \
+    && python3 - "$T/plan-$tiles.json" "$k" <<'PY'
+import json, sys
+plan, k = json.load(open(sys.argv[1])), int(sys.argv[2])
+peaks = [p["estimated_peak_kib"] for p in plan["processes"]]
+assert len(peaks) == k, peaks
+assert max(peaks) <= 60 << 20, peaks
+print(f"  peaks {min(peaks) / 2**20:.1f}-{max(peaks) / 2**20:.1f} GiB, windows {plan['windows']}")
+PY
+  then
+    ok "dry run of losses to $tiles on $k processes with --max-memory 60G: one plan, every process within 60 GiB"
+  else
+    bad "dry run of losses to $tiles on $k processes"; tail -5 "$T/plan-$tiles.log"
+  fi
+done
+
 echo "mpi tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
