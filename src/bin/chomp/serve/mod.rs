@@ -413,7 +413,13 @@ pub fn serve(mut cfg: Config) -> anyhow::Result<ExitCode> {
         bail!("--workers must be at least 1");
     }
     // The address first: a busy port is reported before any table loads.
-    let listener = std::net::TcpListener::bind(&cfg.addr).with_context(|| format!("cannot listen on {}", cfg.addr))?;
+    let listener = std::net::TcpListener::bind(&cfg.addr).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AddrInUse => anyhow::anyhow!(
+            "cannot listen on {}: the port is taken (another server runs there); choose another with --addr, or port 0 for a free one",
+            cfg.addr
+        ),
+        _ => anyhow::Error::new(e).context(format!("cannot listen on {}", cfg.addr)),
+    })?;
     listener.set_nonblocking(true)?;
     limit_send_buffer(&listener);
     cfg.max_connections = fit_descriptors(cfg.max_connections, cfg.tables.len())?;
