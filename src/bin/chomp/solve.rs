@@ -33,11 +33,11 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> an
             let est = memory::preflight(&ranking, plan, resumed.levels_complete + 1, threads, hold);
             print_preflight(&est, threads, true);
             // The run's own checks before it starts, so that the dry run tells.
-            if let Some(why) = memory::first_shortfall(&ranking, plan, &resumed, flags.max_memory, hold) {
-                bail!("the run would stop before it starts: {why}");
-            }
             if let Some(why) = beyond_machine(&est, flags.max_memory, &out) {
                 bail!("the run would be refused: {why}");
+            }
+            if let Some(why) = memory::first_shortfall(&ranking, plan, &resumed, flags.max_memory, hold) {
+                bail!("the run would stop before it starts: {why}");
             }
         }
         return Ok(ExitCode::SUCCESS);
