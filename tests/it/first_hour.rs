@@ -624,3 +624,15 @@ fn messages_in_the_projects_words() {
     assert!(line.contains(&format!("cannot listen on {addr}: the port is taken")) && line.contains("--addr"), "{line}");
     assert!(!line.contains("os error"), "{line}");
 }
+
+/// `chomp bench` says about how long it will take before it starts, shows
+/// its progress on standard error, and keeps standard output for its figures.
+#[test]
+fn bench_says_how_long_before_it_starts() {
+    let out = Command::new(BIN).args(["bench", "--max-tiles", "45"]).env("CHOMP_PROGRESS_SECONDS", "0.01").output().unwrap();
+    assert_ok(&out, "chomp bench --max-tiles 45");
+    let err = text(&out.stderr);
+    let first = err.lines().next().unwrap_or("");
+    assert!(first.starts_with("bench: losses to 45 tiles, Grundy to 0, ") && first.contains(": about "), "{err}");
+    assert!(text(&out.stdout).starts_with("bench: losses to 45 tiles"), "{}", text(&out.stdout));
+}
