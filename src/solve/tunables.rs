@@ -76,7 +76,7 @@ pub const NAMES: [&str; 9] = [
 ];
 
 /// Other `CHOMP_*` variables that are not tunables.
-const NOT_TUNABLES: [&str; 1] = ["CHOMP_LOG"];
+const NOT_TUNABLES: [&str; 2] = ["CHOMP_LOG", "CHOMP_PROGRESS_SECONDS"];
 
 impl Tunables {
     /// Reads the variables from `var` (name → value, `None` when unset).
@@ -125,7 +125,7 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// Checks the environment's `CHOMP_*` variables: every one a tunable (or
-/// `CHOMP_LOG`), every tunable's value valid.
+/// `CHOMP_LOG`, `CHOMP_PROGRESS_SECONDS`), every tunable's value valid.
 ///
 /// # Errors
 /// A one-line message naming the variable.

@@ -63,9 +63,9 @@ pub fn watch<T>(label: &str, unit: Unit, done: &AtomicU64, total: &AtomicU64, qu
                         Unit::Bytes => eprintln!("{label}: {d} of {t} bytes ({:.1} MB/s)", d as f64 / secs / 1e6),
                         Unit::Share | Unit::Scan => {
                             let share = millionths(unit, d, t) as f64 / 1e6;
-                            // The time left at the pace so far (the share moves with the clock).
+                            // The time left at the pace so far (the share moves with the clock), once it means something.
                             let left =
-                                if share > 0.0 { format!(", about {:.0} s left", secs * (1.0 - share) / share) } else { String::new() };
+                                if share >= 0.05 { format!(", about {:.0} s left", secs * (1.0 - share) / share) } else { String::new() };
                             eprintln!("{label}: {:.0} % after {secs:.0} s{left}", 100.0 * share)
                         }
                     }
