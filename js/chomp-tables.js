@@ -1551,9 +1551,11 @@ export const PACK_RANGES = 96;
  * bytes]). The reads issued together (a question's heads, then its pages,
  * then its blocks) go out as one request of several ranges, which the
  * server answers with multipart/byteranges (nginx, Apache); a server that
- * answers otherwise gets one range a request from then on. Files not in the
- * pack (manifest.json) are read from the directory as before. What is read
- * is checked exactly as from the table files themselves.
+ * answers otherwise gets one range a request from then on, and one that
+ * ignores Range (a 200 with the whole pack, as `python3 -m http.server`
+ * answers) has its pack read whole once and kept. Files not in the pack
+ * (manifest.json) are read from the directory as before. What is read is
+ * checked exactly as from the table files themselves.
  */
 class PackSource {
   constructor(http, packRel, index) {
@@ -1565,6 +1567,9 @@ class PackSource {
     this.queue = [];
     this.flushing = false;
     this.multi = true;
+    // The whole pack (a promise of its bytes), once a server has answered a
+    // single range with all of it: a server that ignores Range.
+    this.whole = null;
   }
 
   path(rel) {
@@ -1604,6 +1609,10 @@ class PackSource {
   flush() {
     this.flushing = false;
     const all = this.queue.splice(0);
+    if (this.whole) {
+      this.fromWhole(all);
+      return;
+    }
     all.sort((a, b) => a.start - b.start || a.length - b.length);
     const per = this.multi ? PACK_RANGES : 1;
     for (let i = 0; i < all.length; i += per) {
@@ -1616,10 +1625,24 @@ class PackSource {
     const spans = batch.map((r) => `${r.start}-${r.start + r.length - 1}`);
     const rel = this.packRel;
     const url = this.http.path(rel);
+    if (this.whole) {
+      this.fromWhole(batch);
+      return;
+    }
     const missed = await this.http.request(rel, { Range: `bytes=${[...new Set(spans)].join(",")}` }, async (res) => {
+      if (res.status === 200 && (batch.length === 1 || this.whole)) {
+        // One range answered with the whole pack: Range is ignored. Read it once, keep it.
+        if (this.whole) {
+          if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
+        } else {
+          this.whole = this.http.body(rel, res);
+          this.whole.catch(() => (this.whole = null));
+        }
+        return batch;
+      }
       if (res.status !== 206) {
         if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
-        if (res.status === 200 && batch.length > 1) return batch; // ranges ignored: ask one at a time
+        if (res.status === 200) return batch; // several ranges answered whole: ask one at a time
         throw this.http.status(rel, res);
       }
       const body = await this.http.body(rel, res);
@@ -1633,6 +1656,10 @@ class PackSource {
       }
       return left;
     });
+    if (this.whole && missed.length > 0) {
+      await this.fromWhole(missed);
+      return;
+    }
     if (missed.length > 0) {
       if (missed.length === batch.length && batch.length === 1) throw new TableError(`${url}: the server did not answer the range asked for`);
       // The server answers one range a request (or some of them): so be it.
@@ -1640,6 +1667,32 @@ class PackSource {
       for (const r of missed) this.fetchBatch([r]).catch((e) => r.reject(e));
     }
   }
+
+  /** Answers `reads` from the whole pack once it has arrived (a read past its end is an error). */
+  async fromWhole(reads) {
+    let whole;
+    try {
+      whole = await this.whole;
+    } catch (e) {
+      reads.forEach((r) => r.reject(e));
+      return;
+    }
+    for (const r of reads) {
+      if (r.start + r.length > whole.length) {
+        const at = `bytes ${r.start}-${r.start + r.length - 1}`;
+        r.reject(new TableError(`${this.http.path(this.packRel)}: ${whole.length} bytes, too short for ${r.rel} (${at})`));
+      } else {
+        r.resolve({ data: whole.subarray(r.start, r.start + r.length), total: r.total });
+      }
+    }
+  }
+}
+
+/** The levels a run has completed, in words (as the Rust reader says it). */
+function completedLevels(complete) {
+  if (complete === 0) return "no level is complete yet: a run that has just started, or was stopped before its first checkpoint";
+  if (complete === 1) return "only level 1 is complete";
+  return `levels 1-${complete} are complete`;
 }
 
 /** A Content-Range value `bytes FIRST-LAST/TOTAL` (TOTAL may be `*`, then null); null if it is not one. */
@@ -2179,7 +2232,7 @@ export class Tables {
       const size = `${plural(rows.length, "row")}, ${plural(rows[0], "column")}, ${plural(n, "tile")}`;
       throw new NotInTables(`position ${formatRows(rows)} (${size}) is outside the tables (${universeBounds(this.manifest.universe)})`);
     }
-    if (n > this.levelsComplete) throw new NotInTables(`level ${n} is not in the tables (levels 1..=${this.levelsComplete} are complete)`);
+    if (n > this.levelsComplete) throw new NotInTables(`level ${n} is not in the tables (${completedLevels(this.levelsComplete)})`);
     return [n, this.ranking.rank(found)];
   }
 

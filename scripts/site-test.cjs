@@ -6,6 +6,9 @@
 // page's own timing and writes the figures as JSON.
 //
 // Usage: node scripts/site-test.cjs SITE_URL FIGURES.json
+//        node scripts/site-test.cjs --plain SITE_URL   (a packed site of the
+//        8x15 box on a host that ignores Range, python3 -m http.server: 100
+//        positions, each answer equal to `chomp query --json`)
 // Environment: CHOMP (the binary), BOX (the 8x15 tables), L110 and L110_NAME
 // (the 110-tile tables and their name on the site), NODE_PATH reaching
 // playwright-core. scripts/site-test.sh sets them.
@@ -15,7 +18,8 @@ const { chromium } = require("playwright-core");
 const { execFileSync } = require("child_process");
 const fs = require("fs");
 
-const base = process.argv[2];
+const plain = process.argv[2] === "--plain";
+const base = process.argv[plain ? 3 : 2];
 const figuresPath = process.argv[3];
 const { CHOMP, BOX, L110, L110_NAME } = process.env;
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
@@ -246,6 +250,30 @@ async function measure(browser) {
   if (first.requests > 10) fail(`the 8x15 game's first move took ${first.requests} requests from a packed site`);
 }
 
+// A packed site on a host that answers every range with the whole file:
+// 100 positions of the 8x15 box, each as the CLI answers it.
+async function plainHost(browser) {
+  seed = 815;
+  const page = await browser.newPage();
+  page.on("pageerror", (e) => fail(`page error: ${e.message}`));
+  await page.goto(`${base}?rows=2&cols=2`);
+  await settled(page, 0);
+  for (let i = 0; i < 100; i++) {
+    const p = [];
+    let most = 15;
+    for (let rows = 1 + rand(8); p.length < rows; ) {
+      most = 1 + rand(most);
+      p.push(most);
+    }
+    const got = await page.evaluate((p) => window.chompSite.query(p), p);
+    const want = cliQuery(BOX, p);
+    if (!same(got, want)) fail(`${p} on a host that ignores Range: the page says ${JSON.stringify(got)}, the CLI ${JSON.stringify(want)}`);
+  }
+  const log = await page.evaluate(() => window.chompSite.log);
+  console.log(`site-test: a packed site on python3 -m http.server (Range ignored): 100 positions of 8x15 equal to chomp query --json (${log.length} questions logged)`);
+  await page.close();
+}
+
 async function main() {
   const browser = await chromium.launch({
     executablePath,
@@ -254,6 +282,7 @@ async function main() {
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
   try {
+    if (plain) return await plainHost(browser);
     await fullGame(browser);
     await queries110(browser);
     await measure(browser);

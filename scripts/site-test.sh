@@ -8,6 +8,8 @@
 # to `chomp query --json`. It measures, from the page's own timing, cold
 # queries of 110-tile positions (bytes transferred, milliseconds) and the
 # 8x15 game's first move, and writes them to target/site-test/figures.json.
+# Then a packed site of the 8x15 box on python3 -m http.server, which ignores
+# Range: 100 positions, each equal to `chomp query --json`.
 #
 # Usage: scripts/site-test.sh [TABLES-110-DIR]   (reuses a directory of losses
 # to 110 tiles instead of building one, about 2 min on 2 cores)
@@ -27,8 +29,10 @@ fi
 
 work=$(mktemp -d /tmp/chomp-site-test.XXXXXX)
 nginx_pid=""
+plain_pid=""
 cleanup() {
   [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null || true
+  [ -n "$plain_pid" ] && kill "$plain_pid" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -88,4 +92,19 @@ done
 NODE_PATH="$PWD/$out/node_modules" CHOMP="$CHOMP" BOX=results/box-8x15 L110="$l110" L110_NAME="$name" \
   timeout 600 node scripts/site-test.cjs "http://127.0.0.1:$port/" "$out/figures.json"
 grep -q '" 206 ' "$work/nginx-access.log" || fail "nginx answered no range request with 206"
-echo "site-test: ok ($(grep -c '" 206 ' "$work/nginx-access.log") range requests answered)"
+echo "site-test: nginx: $(grep -c '" 206 ' "$work/nginx-access.log") range requests answered"
+
+# A host that ignores Range (python3 -m http.server answers every request
+# with the whole file): a packed site of the 8x15 box still answers right.
+"$CHOMP" site --tables results/box-8x15 --pack --out "$work/plain-site" --quiet >/dev/null
+plain_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$work/plain-site" "$plain_port" >"$work/http-server.log" 2>&1 &
+plain_pid=$!
+for _ in $(seq 100); do
+  python3 -c "import socket; socket.create_connection(('127.0.0.1', $plain_port), 1)" 2>/dev/null && break
+  sleep 0.1
+done
+NODE_PATH="$PWD/$out/node_modules" CHOMP="$CHOMP" BOX=results/box-8x15 \
+  timeout 300 node scripts/site-test.cjs --plain "http://127.0.0.1:$plain_port/"
+grep -q 'tables.pack HTTP/1.1" 200' "$work/http-server.log" || fail "python3 -m http.server served no tables.pack"
+echo "site-test: ok"

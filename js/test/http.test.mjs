@@ -1,5 +1,6 @@
 // The reader over HTTP: a static server with Range support (as nginx answers),
-// one that ignores Range, and nginx itself where it is installed.
+// one that ignores Range (and python3 -m http.server, which does), and nginx
+// itself where it is installed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -131,6 +132,56 @@ test("a pack on a server that answers one range a request: the same answers", { 
     assert.ok(packed.some((e) => e.status === 206 && !e.range.includes(",")));
   } finally {
     await srv.close();
+    removeDir(dir);
+  }
+});
+
+test("a pack on a server that ignores Range: the pack read whole once, the same answers", { skip: NEEDS_TABLES }, async () => {
+  const { dir, pack } = packTables(tables("f3"));
+  const srv = await serveDir(dir, { ranges: false });
+  try {
+    const cases = expected().cases.filter((c) => c.dir === "f3").slice(0, 100);
+    const { answered, opened } = await agree(cases, () => openTables(srv.url, { pack }));
+    assert.ok(answered > 30);
+    // The requests of the first wave in flight together are each answered whole; one body is read, the rest dropped.
+    const t = opened.get("f3");
+    const size = statSync(join(dir, "tables.pack")).size;
+    assert.ok(t.stats().bytesRead < 2 * size, `${t.stats().bytesRead} bytes read of a pack of ${size}`);
+    const before = t.stats().requests;
+    await t.query("20 18 10 5 4 2 1");
+    assert.equal(t.stats().requests, before, "a question after the pack arrived reads nothing more");
+  } finally {
+    await srv.close();
+    removeDir(dir);
+  }
+});
+
+const PYTHON3 = findExecutable(["python3"]);
+
+test("python3 -m http.server (no Range): a packed directory agrees with the CLI", { skip: !TABLES ? NEEDS_TABLES : !PYTHON3 ? "python3 is not installed" : false }, async () => {
+  const { dir, pack } = packTables(tables("f3s"));
+  const port = await freePort();
+  const server = spawn(PYTHON3, ["-m", "http.server", "--bind", "127.0.0.1", "--directory", dir, String(port)], { stdio: "ignore" });
+  const url = `http://127.0.0.1:${port}/`;
+  try {
+    let up = false;
+    for (let i = 0; i < 100 && !up; i++) {
+      try {
+        up = (await fetch(url + "manifest.json")).ok;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    assert.ok(up, "python3 -m http.server did not start");
+    const probe = await fetch(url + "tables.pack", { headers: { Range: "bytes=0-9" } });
+    await probe.arrayBuffer();
+    assert.equal(probe.status, 200, "python3 -m http.server ignores Range");
+    const cases = expected().cases.filter((c) => c.dir === "f3s");
+    const { answered } = await agree(cases, () => openTables(url, { pack }));
+    assert.ok(answered > 100, `${answered} answered`);
+  } finally {
+    server.kill("SIGTERM");
+    await new Promise((r) => (server.exitCode !== null ? r() : server.once("exit", r)));
     removeDir(dir);
   }
 });

@@ -32,7 +32,7 @@ pub enum ProbeError {
         universe: String,
     },
     /// The level is beyond what the run has completed.
-    #[error("level {tiles} is not in the tables (levels 1..={complete} are complete)")]
+    #[error("level {tiles} is not in the tables ({})", completed_levels(*complete))]
     MissingLevel {
         /// The level asked about.
         tiles: u32,
@@ -63,6 +63,16 @@ pub enum ProbeError {
         /// What the tables say, naming the tables that say it.
         what: String,
     },
+}
+
+/// The levels a run has completed, in words: "levels 1-12 are complete",
+/// "only level 1 is complete", or none yet (a run that has just started).
+fn completed_levels(complete: u32) -> String {
+    match complete {
+        0 => "no level is complete yet: a run that has just started, or was stopped before its first checkpoint".to_string(),
+        1 => "only level 1 is complete".to_string(),
+        n => format!("levels 1-{n} are complete"),
+    }
 }
 
 /// Decoded Grundy blocks by (level, shard, block index).
@@ -535,4 +545,20 @@ fn shard_firsts(manifest: &Manifest) -> Vec<Vec<u64>> {
 /// it is: one failed request must not fail every later one.
 fn held<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProbeError;
+
+    #[test]
+    fn a_missing_level_names_the_complete_ones_in_words() {
+        let say = |complete| ProbeError::MissingLevel { tiles: 6, complete }.to_string();
+        assert_eq!(
+            say(0),
+            "level 6 is not in the tables (no level is complete yet: a run that has just started, or was stopped before its first checkpoint)"
+        );
+        assert_eq!(say(1), "level 6 is not in the tables (only level 1 is complete)");
+        assert_eq!(say(5), "level 6 is not in the tables (levels 1-5 are complete)");
+    }
 }

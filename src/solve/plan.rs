@@ -179,6 +179,29 @@ fn lexically_normal(path: &Path) -> PathBuf {
     out
 }
 
+/// serde's "invalid type: string \"ninety\", expected u32" in the job
+/// file's words: "expected a whole number, found the string \"ninety\"".
+/// Other messages are returned as they are.
+fn plain_type_error(message: &str) -> String {
+    let Some((found, expected)) = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+        .and_then(|m| m.split_once(", expected "))
+    else {
+        return message.to_string();
+    };
+    let expected = match expected {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number (0 or more, no quotes)",
+        "a boolean" => "true or false",
+        other => other,
+    };
+    let found = match found.split_once(' ') {
+        Some(("string" | "integer" | "floating" | "boolean" | "sequence" | "map", _)) => format!("the {found}"),
+        _ => found.to_string(),
+    };
+    format!("expected {expected}, found {found}")
+}
+
 impl JobFile {
     /// Parses a job file's text. Errors name the line, the column and the
     /// field at fault, on one line.
@@ -187,7 +210,7 @@ impl JobFile {
     /// [`JobError::Invalid`].
     pub fn parse(text: &str) -> Result<Self, JobError> {
         toml::from_str(text).map_err(|e| {
-            let message = e.message().trim().replace('\n', " ");
+            let message = plain_type_error(&e.message().trim().replace('\n', " "));
             let Some(span) = e.span() else { return JobError::Invalid(message) };
             let before = &text[..span.start.min(text.len())];
             let line = before.matches('\n').count() + 1;
@@ -248,5 +271,16 @@ mod tests {
         ] {
             assert_eq!(lexically_normal(Path::new(path)), Path::new(want), "{path}");
         }
+    }
+
+    #[test]
+    fn a_wrong_type_is_named_in_the_job_files_words() {
+        let e = JobFile::parse("name = \"x\"\nout = \"o\"\nmax_tiles = \"ninety\"\n").unwrap_err().to_string();
+        assert_eq!(e, "line 3, column 13: max_tiles: expected a whole number (0 or more, no quotes), found the string \"ninety\"");
+        let e = JobFile::parse("name = \"x\"\nout = \"o\"\ncount_moves = 1\n").unwrap_err().to_string();
+        assert!(e.ends_with("count_moves: expected true or false, found the integer `1`"), "{e}");
+        let e = JobFile::parse("name = \"x\"\nout = \"o\"\nmax_tiles = -5\n").unwrap_err().to_string();
+        assert!(e.ends_with("max_tiles: expected a whole number (0 or more, no quotes), found the integer `-5`"), "{e}");
+        assert_eq!(plain_type_error("missing field `out`"), "missing field `out`");
     }
 }

@@ -599,3 +599,65 @@ fn a_long_solve_in_memory_shows_its_progress() {
     let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("solving the 10x26 box: ")).collect();
     assert!(!lines.is_empty() && lines.iter().all(|l| l.contains(" % after ")), "{err}");
 }
+
+/// The messages a new user met raw (an OS error, serde's words, Rust's
+/// range syntax) are said in the project's words, each on one line: a job
+/// file that is not there, a value of the wrong type, a busy port, an absurd
+/// job; and `chomp run` with no file runs the default job built into the
+/// binary, from any folder.
+#[test]
+fn messages_in_the_projects_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let line = assert_one_line_error(&chomp_in(tmp.path(), &["run", "jobs/default.toml"]), "a job file that is not there");
+    assert!(line.contains("jobs/default.toml: no such job file") && line.contains("`chomp run` with no file"), "{line}");
+    assert!(!line.contains("os error"), "{line}");
+
+    // The built-in default job, from a folder outside the checkout: its estimate, nothing written.
+    let dry = chomp_in(tmp.path(), &["run", "--dry-run"]);
+    assert_ok(&dry, "chomp run --dry-run with no job file");
+    assert!(text(&dry.stderr).contains("estimate for levels 1..=90 "), "{}", text(&dry.stderr));
+    assert!(!tmp.path().join("out").exists(), "a dry run wrote out/");
+    let shipped = JobFile::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs/default.toml")).unwrap();
+    assert_eq!((shipped.max_tiles, shipped.grundy_max_tiles, shipped.name.as_str()), (Some(90), Some(70), "default"));
+
+    let job = tmp.path().join("ninety.toml");
+    fs::write(&job, "name = \"t\"\nout = \"o\"\nmax_tiles = \"ninety\"\n").unwrap();
+    let line = assert_one_line_error(&chomp(&["run", job.to_str().unwrap()]), "max_tiles = \"ninety\"");
+    assert!(
+        line.ends_with("line 3, column 13: max_tiles: expected a whole number (0 or more, no quotes), found the string \"ninety\""),
+        "{line}"
+    );
+
+    // A job far beyond any machine: refused before anything is written, naming what it needs.
+    let job = tmp.path().join("huge.toml");
+    fs::write(&job, "name = \"huge\"\nout = \"huge\"\nmax_tiles = 400\n").unwrap();
+    let line = assert_one_line_error(&chomp(&["run", job.to_str().unwrap()]), "max_tiles = 400");
+    assert!(line.contains("far beyond this machine") && line.contains("more than 30 days") && line.contains("--ignore-estimate"), "{line}");
+    assert!(!tmp.path().join("huge").exists(), "the refused job wrote its directory");
+    let dry = chomp(&["run", job.to_str().unwrap(), "--dry-run"]);
+    assert!(
+        !dry.status.success() && text(&dry.stderr).contains("error: the run would be refused: this job is far beyond"),
+        "{}",
+        text(&dry.stderr)
+    );
+
+    // A busy port, before any table loads.
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let tables = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/box-8x15");
+    let line = assert_one_line_error(&chomp(&["serve", "--addr", &addr, "--tables", tables.to_str().unwrap()]), "a busy port");
+    assert!(line.contains(&format!("cannot listen on {addr}: the port is taken")) && line.contains("--addr"), "{line}");
+    assert!(!line.contains("os error"), "{line}");
+}
+
+/// `chomp bench` says about how long it will take before it starts, shows
+/// its progress on standard error, and keeps standard output for its figures.
+#[test]
+fn bench_says_how_long_before_it_starts() {
+    let out = Command::new(BIN).args(["bench", "--max-tiles", "45"]).env("CHOMP_PROGRESS_SECONDS", "0.01").output().unwrap();
+    assert_ok(&out, "chomp bench --max-tiles 45");
+    let err = text(&out.stderr);
+    let first = err.lines().next().unwrap_or("");
+    assert!(first.starts_with("bench: losses to 45 tiles, Grundy to 0, ") && first.contains(": about "), "{err}");
+    assert!(text(&out.stdout).starts_with("bench: losses to 45 tiles"), "{}", text(&out.stdout));
+}

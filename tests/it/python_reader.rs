@@ -10,9 +10,12 @@
 //! whatever is installed; `.ci/run` also installs it with pip and runs its
 //! unit tests against the installed copy.
 //!
-//! Needs `python3` with the `zstandard` module (Debian: `apt install
-//! python3-zstandard`). Where either is missing the tests fail, saying how
-//! to install it: a test that could not run never counts as passed.
+//! Needs `python3`. Where it cannot import the reader's one dependency,
+//! `zstandard`, the tests make their own virtual environment under
+//! `target/` (once) and install it there from the package registry (pip);
+//! where that fails too (no `venv` module, no network) they fail, saying
+//! the one command that installs what is missing: a test that could not
+//! run never counts as passed.
 
 use crate::common::{chomp, chomp_solve, copy_dir, partitions, Range, SplitMix};
 use serde_json::Value;
@@ -28,28 +31,81 @@ fn package_src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("python").join("src")
 }
 
-/// The Python interpreter behind `python3` (resolved once: a version-manager
-/// shim such as pyenv's costs more than the reader itself), when it can import
-/// `zstandard`.
+/// The Python interpreter the tests run: `python3` itself when it can
+/// import `zstandard` (resolved once: a version-manager shim such as pyenv's
+/// costs more than the reader itself), else the tests' own virtual
+/// environment (see [`own_venv`]).
 static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 
-fn find_python() -> Result<PathBuf, String> {
-    let probe = "import sys, zstandard; print(sys.executable)";
-    match Command::new("python3").args(["-c", probe]).output() {
+/// What the interpreter `exe` prints for `import sys, zstandard;
+/// print(sys.executable)`: its own path, or why it failed.
+fn probe(exe: &Path) -> Result<PathBuf, String> {
+    match Command::new(exe).args(["-c", "import sys, zstandard; print(sys.executable)"]).output() {
         Ok(o) if o.status.success() => {
-            let exe = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            Ok(if exe.is_empty() { PathBuf::from("python3") } else { PathBuf::from(exe) })
+            let path = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            Ok(if path.is_empty() { exe.to_path_buf() } else { PathBuf::from(path) })
         }
-        Ok(o) => Err(format!(
-            "python3 cannot import zstandard ({}); install it (Debian: `apt install python3-zstandard`; elsewhere `python3 -m pip install zstandard`, in a virtual environment where pip refuses)",
-            String::from_utf8_lossy(&o.stderr).trim().lines().last().unwrap_or("")
-        )),
-        Err(e) => Err(format!("python3 is not runnable ({e}); install Python 3 and its zstandard module (Debian: `apt install python3 python3-zstandard`)")),
+        Ok(o) => Err(String::from_utf8_lossy(&o.stderr).trim().lines().last().unwrap_or("").to_string()),
+        Err(e) => Err(e.to_string()),
     }
 }
 
-/// `python3` with `zstandard`, or the test fails saying how to install
-/// them: a reader test that cannot run must not count as passed.
+fn find_python() -> Result<PathBuf, String> {
+    match probe(Path::new("python3")) {
+        Ok(exe) => Ok(exe),
+        Err(_) if Command::new("python3").arg("--version").output().is_err() => {
+            Err("python3 is not runnable: install Python 3 (Debian: `apt install python3`)".into())
+        }
+        Err(_) => own_venv(),
+    }
+}
+
+/// A virtual environment under `target/` holding `zstandard` (the reader's
+/// dependency, as python/pyproject.toml names it), made once from `python3`
+/// and reused: built in a folder of its own, then renamed into place, so
+/// that a test run stopped half-way leaves none that looks ready.
+fn own_venv() -> Result<PathBuf, String> {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-reader-venv");
+    let python = venv.join("bin").join("python3");
+    if let Ok(exe) = probe(&python) {
+        return Ok(exe);
+    }
+    let building = venv.with_extension(format!("building-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&building);
+    let run = |cmd: &mut Command| -> Result<(), String> {
+        match cmd.output() {
+            Ok(o) if o.status.success() => Ok(()),
+            Ok(o) => Err(String::from_utf8_lossy(&o.stderr).trim().lines().last().unwrap_or("").to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    run(Command::new("python3").arg("-m").arg("venv").arg(&building)).map_err(|why| {
+        format!(
+            "python3 cannot import zstandard, nor make a virtual environment to install it in ({why}): \
+             install it (Debian: `apt install python3-zstandard`; elsewhere `python3 -m pip install zstandard`)"
+        )
+    })?;
+    let pip = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input", "zstandard>=0.22"];
+    if let Err(why) = run(Command::new(building.join("bin").join("python3")).args(pip)) {
+        let _ = fs::remove_dir_all(&building);
+        return Err(format!(
+            "python3 cannot import zstandard, and pip could not install it in {} ({why}): \
+             install it (Debian: `apt install python3-zstandard`; elsewhere `python3 -m pip install zstandard`)",
+            venv.display()
+        ));
+    }
+    // One that cannot import zstandard (a broken or older copy) makes way.
+    let _ = fs::remove_dir_all(&venv);
+    if fs::rename(&building, &venv).is_err() {
+        let _ = fs::remove_dir_all(&building);
+    }
+    probe(&python)
+        .map_err(|why| format!("{}: the tests' virtual environment cannot import zstandard ({why}); delete it and rerun", venv.display()))
+}
+
+/// `python3` with `zstandard` (or the tests' own environment), or the test
+/// fails saying how to install it: a reader test that cannot run must not
+/// count as passed.
 fn python_available() -> bool {
     if let Err(why) = PYTHON.get_or_init(find_python) {
         panic!("{why}: the Python reader cannot be tested");

@@ -358,3 +358,89 @@ fn published_winning_moves_agree_with_their_manifest_the_summary_bfiles_and_brut
         assert_eq!(levels[n as usize - 1], brute_winning_moves(n, &mut brute), "level {n} against brute force");
     }
 }
+
+/// The README, read as text.
+fn readme() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+}
+
+/// Bytes of every file a published manifest lists.
+fn manifest_bytes(path: &Path) -> u64 {
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    m["files"].as_object().unwrap().values().map(|f| f["bytes"].as_u64().unwrap()).sum()
+}
+
+/// The README's table of the main jobs: the disk of every job whose tables
+/// are published (a manifest in `results/`) is its manifest's bytes, as
+/// rounded there (`5.5 GB`, `77 MB`: decimal units).
+#[test]
+fn readme_disk_figures_are_the_published_manifests() {
+    let readme = readme();
+    for (command, manifest) in [
+        ("`chomp run jobs/losses-100.toml`", "losses-100/manifest.json"),
+        ("`chomp run jobs/frontier.toml`", "frontier-manifest.json"),
+        ("`chomp run jobs/grundy-100.toml`", "grundy-100-manifest.json"),
+        ("`chomp run jobs/grundy-110.toml`", "grundy-110-manifest.json"),
+        ("`chomp run jobs/grundy-120.toml`", "grundy-120-manifest.json"),
+        ("`chomp run jobs/frontier-140.toml`", "frontier-140-manifest.json"),
+        ("`chomp run jobs/frontier-150.toml`", "frontier-150-manifest.json"),
+        ("`chomp run jobs/box-8x15.toml`", "box-8x15/manifest.json"),
+        ("`chomp solve --rows 18 --cols 18", "box-18x18-manifest.json"),
+        ("`scripts/boxes.sh 20`", "box-20x20-manifest.json"),
+        ("`chomp solve --rows 21 --cols 21", "box-21x21-manifest.json"),
+        ("`chomp run jobs/moves-grundy-100.toml`", "moves-grundy-100-manifest.json"),
+    ] {
+        let row =
+            readme.lines().find(|l| l.starts_with("| ") && l.contains(command)).unwrap_or_else(|| panic!("no README row runs {command}"));
+        // | job | command | wall | CPU | peak memory | disk | measured |
+        let disk = row.split('|').map(str::trim).nth(6).unwrap();
+        let (number, unit) = disk.split_once(' ').unwrap_or_else(|| panic!("{command}: disk {disk:?}"));
+        let scale = match unit {
+            "GB" => 1e9,
+            "MB" => 1e6,
+            _ => panic!("{command}: disk {disk:?} is not in GB or MB"),
+        };
+        let decimals = number.split_once('.').map_or(0, |(_, d)| d.len());
+        let bytes = manifest_bytes(&results().join(manifest));
+        assert_eq!(format!("{:.*}", decimals, bytes as f64 / scale), number, "{command}: {bytes} bytes in results/{manifest}");
+    }
+}
+
+/// The README's table of every 10 tiles is `results/summary.csv`'s rows.
+#[test]
+fn readme_table_of_levels_is_the_published_summary() {
+    let summary = std::fs::read_to_string(results().join("summary.csv")).unwrap();
+    let rows: HashMap<&str, Vec<&str>> = summary.lines().skip(1).map(|l| (l.split(',').next().unwrap(), l.split(',').collect())).collect();
+    let readme = readme();
+    let table = readme.split("| tiles | positions | losses | losses (%) |").nth(1).expect("the README's table of levels");
+    let mut seen = 0;
+    for line in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
+        let cells: Vec<String> = line.split('|').map(|c| c.trim().replace(',', "")).filter(|c| !c.is_empty()).collect();
+        let row = rows.get(cells[0].as_str()).unwrap_or_else(|| panic!("level {} is not in results/summary.csv", cells[0]));
+        assert_eq!(&cells[1..3], &row[1..3], "level {}: positions and losses", cells[0]);
+        let percent: f64 = row[3].parse().unwrap();
+        let ratio: f64 = row[4].parse().unwrap();
+        assert_eq!(cells[3], format!("{percent:.3}"), "level {}: losses (%)", cells[0]);
+        assert_eq!(cells[4], format!("{ratio:.4}"), "level {}: the ratio", cells[0]);
+        seen += 1;
+    }
+    assert!(seen >= 15, "{seen} rows in the README's table of levels");
+}
+
+/// The README's list of what the main job writes names every file a run
+/// with Grundy values writes at its top (the published 8×15 box is one).
+#[test]
+fn readme_names_every_file_of_a_run() {
+    let readme = readme();
+    let at = readme.find("writes `out/default/` under the current folder").expect("the README's list of the main job's files");
+    let list = &readme[at..at + readme[at..].find("\n\n").unwrap()];
+    for entry in std::fs::read_dir(results().join("box-8x15")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let named = match name.as_str() {
+            "losses" => list.contains("one loss table"),
+            "grundy" => list.contains("one Grundy table"),
+            _ => list.contains(&format!("`{name}`")),
+        };
+        assert!(named, "the README's list of the files in out/default does not name {name}: {list}");
+    }
+}

@@ -20,6 +20,15 @@ MAX_TOP = 1024
 DEFAULT_CACHE_BYTES = 64 << 20
 
 
+
+def _completed_levels(complete):
+    """The levels a run has completed, in words (as the Rust reader says it)."""
+    if complete == 0:
+        return "no level is complete yet: a run that has just started, or was stopped before its first checkpoint"
+    if complete == 1:
+        return "only level 1 is complete"
+    return "levels 1-%d are complete" % complete
+
 class _ByteLru:
     """Least recently used entries, bounded by the bytes they hold."""
 
@@ -336,7 +345,7 @@ class Tables:
             size = "%s, %s, %s" % (_plural(len(rows), "row"), _plural(rows[0], "column"), _plural(n, "tile"))
             raise NotInTables("position %s (%s) is outside the tables (%s)" % (format_rows(rows), size, universe_bounds(self.manifest["universe"])))
         if n > self.levels_complete:
-            raise NotInTables("level %d is not in the tables (levels 1..=%d are complete)" % (n, self.levels_complete))
+            raise NotInTables("level %d is not in the tables (%s)" % (n, _completed_levels(self.levels_complete)))
         return n, self.ranking.rank(found)
 
     def _grundy_at(self, n, rank, loss, rows):

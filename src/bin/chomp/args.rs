@@ -13,7 +13,7 @@ use std::path::PathBuf;
         Positions are written as row lengths, top row first: \"5 3 3 1 1\" or \"5,3,3,1,1\".\n\
         Cells are 0-based (row, col); (0,0) is the poisoned tile. A position is a loss when\n\
         the player to move loses with perfect play.\n\n\
-        Typical use:\n  chomp run jobs/default.toml\n  chomp query \"3 2 1\" --tables out/default --json\n  \
+        Typical use:\n  chomp run\n  chomp query \"3 2 1\" --tables out/default --json\n  \
         chomp verify --tables out/default\n  chomp solve --rows 8 --cols 15 --grundy --out out/box-8x15"
 )]
 pub struct Cli {
@@ -70,8 +70,10 @@ pub enum Command {
     },
     /// Run a job file (TOML, see jobs/): the same engine as `solve`.
     Run {
-        /// The job file, e.g. jobs/default.toml. Its relative `out` is relative to the file's folder.
-        job: PathBuf,
+        /// The job file, e.g. jobs/frontier.toml. Its relative `out` is relative to the file's folder.
+        /// Without one: the default job (jobs/default.toml, built into the binary), into out/default
+        /// under the current folder.
+        job: Option<PathBuf>,
         /// Override the job's output directory.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
@@ -83,7 +85,7 @@ pub enum Command {
         /// Row lengths, top row first: "3 2 1" or "3,2,1".
         #[arg(allow_hyphen_values = true)]
         position: String,
-        /// The table directory to read, e.g. out/default (written by `chomp run jobs/default.toml`).
+        /// The table directory to read, e.g. out/default (written by `chomp run`, the default job).
         #[arg(long, value_name = "DIR")]
         tables: PathBuf,
         /// Print JSON: position, tiles, outcome, grundy, grundy_normal, winning_moves, moves.
@@ -421,6 +423,10 @@ pub struct RunFlags {
     /// tables, or this job's, e.g. to rebuild a damaged table) instead of resuming.
     #[arg(long)]
     pub force: bool,
+    /// Start even a job whose estimate is far beyond this machine (more than 30 days, or four
+    /// times the memory or twice the free disk it has), which is otherwise refused before it starts.
+    #[arg(long)]
+    pub ignore_estimate: bool,
     /// No progress lines.
     #[arg(long, short)]
     pub quiet: bool,

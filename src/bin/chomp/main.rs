@@ -174,7 +174,10 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
             solve::solve(&Plan { universe, grundy_max_tiles, shard_positions, table_format, count_moves }, out, &run, comm)
         }
         Command::Run { job, out, run } => {
-            let file = JobFile::read(&job)?;
+            let file = match job {
+                Some(path) => read_job(&path)?,
+                None => default_job()?,
+            };
             let out = out.unwrap_or_else(|| file.out.clone());
             solve::solve(&file.plan(), out, &run, comm)
         }
@@ -218,6 +221,29 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::serve(args),
         Command::Nd(args) => print_nd(nd::nd(&args)),
         Command::Divisors(args) => print_nd(nd::divisors(&args)),
+    }
+}
+
+/// The default job (`jobs/default.toml`), built into the binary: what
+/// `chomp run` with no job file runs, wherever the binary was installed.
+const DEFAULT_JOB: &str = include_str!("../../../jobs/default.toml");
+
+/// The built-in default job, writing `out/default` under the current folder.
+fn default_job() -> anyhow::Result<JobFile> {
+    let mut file = JobFile::parse(DEFAULT_JOB)?;
+    file.out = std::path::Path::new("out").join(&file.name);
+    Ok(file)
+}
+
+/// A job file; one that is not there is named with where the job files are.
+fn read_job(path: &std::path::Path) -> anyhow::Result<JobFile> {
+    match JobFile::read(path) {
+        Err(JobError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => bail!(
+            "{}: no such job file (the job files are in jobs/ of the chomp-tables checkout; \
+             `chomp run` with no file runs the default job, built in)",
+            path.display()
+        ),
+        other => Ok(other?),
     }
 }
 

@@ -7,9 +7,9 @@ use chomp_tables::cluster::Comm;
 use chomp_tables::solve::memory::{self, human_bytes, LevelEstimate};
 use chomp_tables::solve::{self, Event, Options, Plan, ProcessWork};
 use chomp_tables::Universe;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -84,12 +84,29 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> an
                 let json = dry_run_json(plan, &est, &peaks, per_process, hold);
                 chomp_tables::store::write_atomic(path, json.as_bytes())?;
             }
-            // The run's own check before it starts, so that the dry run tells.
+            // The run's own checks before it starts, so that the dry run tells
+            // (a plan priced for other machines is not held to this one's).
+            if let (Some(why), None) = (beyond_machine(&est, flags.max_memory, &out), flags.processes) {
+                bail!("the run would be refused: {why}");
+            }
             if let Some(why) = memory::first_shortfall(&ranking, plan, &resumed, flags.max_memory, hold) {
                 bail!("the run would stop before it starts: {why}");
             }
         }
         return Ok(ExitCode::SUCCESS);
+    }
+    if !flags.ignore_estimate {
+        // An absurd job (a typo in max_tiles) is refused in one line before anything is written.
+        let hold = memory::holding(flags.max_memory, plan.count_moves, comm); // a collective: every process
+        if comm.is_root() {
+            let fresh = plan.manifest(&ranking);
+            let known = chomp_tables::TableDir::new(&out).read_manifest().ok().filter(|m| !flags.force && m.same_job(&fresh));
+            let first = known.map_or(1, |m| m.levels_complete + 1);
+            let threads = rayon::current_num_threads() * comm.processes();
+            if let Some(why) = beyond_machine(&memory::preflight(&ranking, plan, first, threads, hold), flags.max_memory, &out) {
+                bail!("{why}");
+            }
+        }
     }
     if comm.processes() == 1 {
         // Ctrl-C ends the run at once; the levels of its last checkpoint
@@ -270,6 +287,56 @@ fn print_preflight(est: &[LevelEstimate], threads: usize, every_level: bool) {
     }
 }
 
+/// Longest estimate a run starts without `--ignore-estimate`: 30 days.
+const FAR_SECONDS: f64 = 30.0 * 86400.0;
+
+/// Why a job's estimate is far beyond this machine, in one line naming what
+/// it needs and what the machine has: more than [`FAR_SECONDS`], more than
+/// four times the memory it may use (`--max-memory`, else what is
+/// available), or more than twice the disk free where `out` will be (the
+/// margins leave room for the estimate's roughness). `None` for any job
+/// this machine could finish.
+fn beyond_machine(est: &[LevelEstimate], max_memory: Option<u64>, out: &Path) -> Option<String> {
+    let seconds: f64 = est.iter().map(|e| e.seconds).sum();
+    let peak = est.iter().map(|e| e.memory).max().unwrap_or(0);
+    let disk: u64 = est.iter().map(|e| e.disk).sum();
+    let room = max_memory.or_else(memory::available_memory);
+    let free = free_disk(out);
+    let mut short = Vec::new();
+    if seconds > FAR_SECONDS {
+        short.push("more than 30 days".to_string());
+    }
+    if let Some(room) = room.filter(|&r| peak / 4 > r) {
+        let what = if max_memory.is_some() { "--max-memory allows" } else { "this machine has available" };
+        short.push(format!("{} of memory where {what} {}", human_bytes(peak), human_bytes(room)));
+    }
+    if let Some(free) = free.filter(|&f| disk / 2 > f) {
+        short.push(format!("{} of disk where {} has {} free", human_bytes(disk), out.display(), human_bytes(free)));
+    }
+    (!short.is_empty()).then(|| {
+        format!(
+            "this job is far beyond this machine: it needs about {}, peak memory {} and {} of disk ({}); \
+             it was not started (--ignore-estimate starts it anyway)",
+            human_duration(seconds),
+            human_bytes(peak),
+            human_bytes(disk),
+            short.join("; ")
+        )
+    })
+}
+
+/// Bytes free to this user on the file system that holds `path`, or the
+/// nearest folder above it that exists (`None` if none answers).
+fn free_disk(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::path::absolute(path).ok()?;
+    let there = abs.ancestors().find(|p| p.exists())?;
+    let c = std::ffi::CString::new(there.as_os_str().as_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` a writable statvfs.
+    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
 pub(crate) fn human_duration(s: f64) -> String {
     if s < 90.0 {
         format!("{s:.0} s")
@@ -383,22 +450,36 @@ pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> any
     let out = base.join(format!("chomp-bench-{}", std::process::id()));
     let plan = Plan::new(Universe::tiles(max_tiles), grundy_max_tiles);
     let threads = rayon::current_num_threads();
+    // The estimate first, then progress weighted by each level's estimated
+    // seconds (not by levels: the last ones take most of the time).
+    let ranking = plan.validate()?;
+    let hold = memory::holding(None, false, &chomp_tables::cluster::Solo);
+    let weights: Vec<u64> =
+        memory::preflight(&ranking, &plan, 1, threads, hold).iter().map(|e| (e.seconds * 1e6).max(1.0) as u64).collect();
+    let (done, total) = (AtomicU64::new(0), AtomicU64::new(weights.iter().sum()));
+    progress!(
+        "bench: losses to {max_tiles} tiles, Grundy to {grundy_max_tiles}, {threads} threads: about {} (the dry run's estimate); the figures follow when it ends",
+        human_duration(total.load(Ordering::Relaxed) as f64 / 1e6)
+    );
     let (mut sieve_s, mut grundy_s, mut positions, mut grundy_positions, mut lookups, mut marks) = (0.0, 0.0, 0u64, 0u64, 0u64, 0u64);
     let (mut check_s, mut checked) = (0.0, 0u64);
     let t0 = Instant::now();
-    let result = solve::run(&plan, &Options::new(out.clone()), |e| {
-        if let Event::Level(r) = e {
-            sieve_s += r.sieve_seconds;
-            grundy_s += r.grundy_seconds;
-            positions += r.stats.positions;
-            marks += r.marks;
-            lookups += r.lookups;
-            check_s += r.check_seconds;
-            checked += r.checked;
-            if r.stats.grundy_histogram.is_some() {
-                grundy_positions += r.stats.positions;
+    let result = crate::progress::watch("bench", crate::progress::Unit::Share, &done, &total, false, || {
+        solve::run(&plan, &Options::new(out.clone()), |e| {
+            if let Event::Level(r) = e {
+                done.fetch_add(weights.get(r.stats.tiles as usize - 1).copied().unwrap_or(0), Ordering::Relaxed);
+                sieve_s += r.sieve_seconds;
+                grundy_s += r.grundy_seconds;
+                positions += r.stats.positions;
+                marks += r.marks;
+                lookups += r.lookups;
+                check_s += r.check_seconds;
+                checked += r.checked;
+                if r.stats.grundy_histogram.is_some() {
+                    grundy_positions += r.stats.positions;
+                }
             }
-        }
+        })
     });
     let wall = t0.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&out);
