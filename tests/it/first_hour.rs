@@ -92,7 +92,7 @@ fn query_json(dir: &Path, position: &str) -> Value {
 #[test]
 fn usage_errors_keep_clap_messages() {
     for (args, needle) in
-        [(&["query", "3 2 1"][..], "--tables"), (&["solve", "--max-tiles", "10"], "--out"), (&["run"], "<JOB>"), (&["quer"], "query")]
+        [(&["query", "3 2 1"][..], "--tables"), (&["solve", "--max-tiles", "10"], "--out"), (&["quer"], "query")]
     {
         let o = chomp(args);
         let stderr = text(&o.stderr);
@@ -630,8 +630,8 @@ fn messages_in_the_projects_words() {
 
     // A job far beyond any machine: refused before anything is written, naming what it needs.
     let job = tmp.path().join("huge.toml");
-    fs::write(&job, "name = \"huge\"\nout = \"huge\"\nmax_tiles = 400\n").unwrap();
-    let line = assert_one_line_error(&chomp(&["run", job.to_str().unwrap()]), "max_tiles = 400");
+    fs::write(&job, "name = \"huge\"\nout = \"huge\"\nmax_tiles = 250\n").unwrap();
+    let line = assert_one_line_error(&chomp(&["run", job.to_str().unwrap()]), "max_tiles = 250");
     assert!(line.contains("far beyond this machine") && line.contains("more than 30 days") && line.contains("--ignore-estimate"), "{line}");
     assert!(!tmp.path().join("huge").exists(), "the refused job wrote its directory");
     let dry = chomp(&["run", job.to_str().unwrap(), "--dry-run"]);
@@ -646,7 +646,7 @@ fn messages_in_the_projects_words() {
     let addr = busy.local_addr().unwrap().to_string();
     let tables = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/box-8x15");
     let line = assert_one_line_error(&chomp(&["serve", "--addr", &addr, "--tables", tables.to_str().unwrap()]), "a busy port");
-    assert!(line.contains(&format!("cannot listen on {addr}: the port is taken")) && line.contains("--addr"), "{line}");
+    assert!(line.contains(&format!("cannot listen on {addr}: port")) && line.contains("is in use") && line.contains("--addr"), "{line}");
     assert!(!line.contains("os error"), "{line}");
 }
 
