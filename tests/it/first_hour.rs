@@ -91,9 +91,7 @@ fn query_json(dir: &Path, position: &str) -> Value {
 /// suggestion) and exit 2; plain `chomp` prints the help.
 #[test]
 fn usage_errors_keep_clap_messages() {
-    for (args, needle) in
-        [(&["query", "3 2 1"][..], "--tables"), (&["solve", "--max-tiles", "10"], "--out"), (&["quer"], "query")]
-    {
+    for (args, needle) in [(&["query", "3 2 1"][..], "--tables"), (&["solve", "--max-tiles", "10"], "--out"), (&["quer"], "query")] {
         let o = chomp(args);
         let stderr = text(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "chomp {args:?}: {stderr}");

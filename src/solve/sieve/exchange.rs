@@ -115,7 +115,9 @@ mod tests {
     #[test]
     fn within_keeps_exactly_the_members_in_the_ranges() {
         let set: RoaringTreemap = [0u64, 5, 9, 1 << 32, (1 << 32) + 7, 3 << 32, (3 << 32) + 1, u64::MAX - 1].into_iter().collect();
-        for ranges in [vec![], vec![0..10], vec![1..6, 9..(1 << 32) + 1], vec![(1 << 32) + 1..(3 << 32) + 1, (3 << 32) + 1..u64::MAX]] {
+        for ranges in
+            [vec![], vec![0..10, 20..20], vec![1..6, 9..(1 << 32) + 1], vec![(1 << 32) + 1..(3 << 32) + 1, (3 << 32) + 1..u64::MAX]]
+        {
             let want: RoaringTreemap = set.iter().filter(|r| ranges.iter().any(|g| g.contains(r))).collect();
             assert_eq!(within(&set, &ranges), want, "{ranges:?}");
         }
