@@ -444,3 +444,32 @@ fn readme_names_every_file_of_a_run() {
         assert!(named, "the README's list of the files in out/default does not name {name}: {list}");
     }
 }
+
+/// The 4×3000 box's losses level by level (the few-row engine's
+/// `levels.csv`): its sums are `boxes.csv`'s row, its positions add up to
+/// the box's and are symmetric under the complement (level n and
+/// 12000 − n), and its losses are Garg's 961,619,972 in all.
+#[test]
+fn published_four_row_levels_agree_with_boxes_csv() {
+    let text = std::fs::read_to_string(results().join("box-4x3000-levels.csv")).unwrap();
+    let rows: Vec<(u32, u64, u64)> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(rows.len(), 12000);
+    let (positions, losses): (u64, u64) = rows.iter().fold((0, 0), |(p, l), r| (p + r.1, l + r.2));
+    let boxes = std::fs::read_to_string(results().join("boxes.csv")).unwrap();
+    assert!(
+        boxes.lines().any(|l| l == format!("4,3000,{positions},{losses}")),
+        "boxes.csv's 4x3000 row: {positions} positions, {losses} losses"
+    );
+    assert_eq!(losses, 961_619_972, "Garg's count of P-positions with four rows of at most 3000");
+    assert_eq!(Some(positions), chomp_tables::read::openings::binomial(3004, 4).map(|b| b - 1));
+    assert!(rows.iter().enumerate().all(|(i, r)| r.0 == i as u32 + 1 && r.2 * 2 <= r.1 + 1), "levels 1..=12000, losses at most half");
+    // The box is symmetric under complement (n ↔ 12000 − n positions).
+    assert!(rows.iter().take(11999).all(|r| r.1 == rows[11998 - (r.0 as usize - 1)].1), "positions of n and 12000 − n");
+}
