@@ -324,15 +324,13 @@ impl Layout {
     /// The positions of each share at level `n` (one pass over the level's units).
     pub fn share_positions(&self, ranking: &Ranking, n: u32) -> Vec<u64> {
         let units = level_units(ranking, n);
-        let mut out = vec![0; self.shares()];
-        let mut share = 0;
-        for u in &units {
-            while share + 1 < self.shares() && unit_key(u) >= self.cuts.starts[share + 1] {
-                share += 1;
-            }
-            out[share] += prefix_size(ranking, n, u);
-        }
-        out
+        let sizes: Vec<u64> = units.iter().map(|u| prefix_size(ranking, n, u)).collect();
+        (0..self.shares()).map(|s| sizes[self.cuts.mine(&units, s)].iter().sum()).collect()
+    }
+
+    /// Number of processes.
+    pub fn processes(&self) -> usize {
+        self.processes
     }
 
     /// The positions each process owns at each of `levels`, summed.

@@ -326,14 +326,17 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hol
             seconds += (canonical * (n as u64 - 1)) as f64 / GRUNDY_LOOKUPS_PER_CORE / threads;
             disk += (positions as f64 * GRUNDY_TABLE_BYTES_PER_POSITION) as u64;
         }
-        let memory = sieve_bytes(ranking, n, hold)
-            + loss_bytes(losses, hold)
-            + grundy_bytes(ranking, plan, n)
-            + check_bytes(ranking, plan, n)
-            + BASE_BYTES;
+        let memory = sieve_bytes(ranking, n, hold) + level_bytes(ranking, plan, n, hold);
         out.push(LevelEstimate { tiles: n, positions, seconds, memory, disk, repush_seconds, window_end });
     }
     out
+}
+
+/// What the dry run counts a process holding at level `n` besides its mark
+/// bits: the level's expected losses ([`loss_bytes`]), Grundy values, the
+/// check's cache and the program ([`BASE_BYTES`]).
+fn level_bytes(ranking: &Ranking, plan: &Plan, n: u32, hold: Holding) -> u64 {
+    loss_bytes(expected_losses(ranking.size(n)), hold) + grundy_bytes(ranking, plan, n) + check_bytes(ranking, plan, n) + BASE_BYTES
 }
 
 /// Each process's estimated peak, in bytes, over the levels of a plan from
@@ -346,9 +349,7 @@ pub fn preflight(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hol
 pub fn process_peaks(ranking: &Ranking, plan: &Plan, first: u32, threads: usize, hold: Holding) -> Vec<u64> {
     let top = ranking.max_tiles();
     let mut peaks = vec![0u64; hold.processes];
-    let common = |n: u32| {
-        loss_bytes(expected_losses(ranking.size(n)), hold) + grundy_bytes(ranking, plan, n) + check_bytes(ranking, plan, n) + BASE_BYTES
-    };
+    let common = |n: u32| level_bytes(ranking, plan, n, hold);
     if let Some(words) = super::words::chosen(ranking.universe(), hold) {
         let most = (first..=top).map(common).max().unwrap_or(0);
         return vec![words + most; hold.processes];

@@ -420,7 +420,7 @@ impl Frontier {
     /// `layout`, level by level (each share's range in whole words, as
     /// [`Frontier::open_epoch`] maps them): `[process][level − first]`.
     pub fn share_bytes(ranking: &Ranking, layout: &split::Layout, levels: RangeInclusive<u32>, hold: Holding) -> Vec<Vec<u64>> {
-        let processes = (0..layout.shares()).map(|s| layout.owner(s)).max().map_or(1, |p| p + 1);
+        let processes = layout.processes();
         let mut out = vec![Vec::new(); processes];
         for m in levels {
             let mut level = vec![0; processes];
