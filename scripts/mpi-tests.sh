@@ -47,6 +47,16 @@ for job in "--max-tiles 60 --grundy-max-tiles 40" "--rows 8 --cols 15 --grundy";
   grep -h "memory at the end" "$T/$name-4.log" || true
 done
 
+# 1b. The build without MPI, started by mpiexec, refuses at once (exit 2,
+# one line) instead of running K lone copies into one directory.
+if "${MPIEXEC[@]}" -n 2 "$SOLO_BIN" solve --max-tiles 20 --out "$T/lone" >"$T/lone.out" 2>"$T/lone.log"; then
+  bad "the build without MPI under mpiexec -n 2 ran"
+elif grep -q "built without MPI, but mpiexec started 2 processes" "$T/lone.log" && [ ! -e "$T/lone" ]; then
+  ok "the build without MPI under mpiexec -n 2: refused, nothing written"
+else
+  bad "the build without MPI under mpiexec -n 2: $(head -2 "$T/lone.log")"
+fi
+
 # 1a. The enumeration is divided: each of 4 processes enumerates fewer than
 # half the parents one process does (it skips the parents whose ranks lie
 # outside its share), and --report-json lists every process's work.
@@ -233,8 +243,9 @@ job="--max-tiles 95 --grundy-max-tiles 60"
 "$SOLO_BIN" solve $job --out "$T/pieces-solo" --quiet
 CHOMP_COLLECTIVE_BYTES=65536 CHOMP_CHECK_COLLECTIVES=1 RAYON_NUM_THREADS=1 "${MPIEXEC[@]}" -n 4 "$MPI_BIN" solve $job --out "$T/pieces-4" --quiet --report-json "$T/pieces-4.json" 2>"$T/pieces-4.log"
 largest=$(python3 -c "import json,sys; print(max(l['largest_gather_bytes'] for l in json.load(open(sys.argv[1]))['levels']))" "$T/pieces-4.json" 2>/dev/null || echo 0)
-if [ "$(digest "$T/pieces-4")" = "$(digest "$T/pieces-solo")" ] && [ "$largest" -gt $((4 * 65536)) ]; then
-  ok "4 processes, pieces of 64 KiB (largest gather $largest bytes), order checked: identical to the single process"
+rounds=$(python3 -c "import json,sys; print(max(l['gather_rounds'] for l in json.load(open(sys.argv[1]))['levels']))" "$T/pieces-4.json" 2>/dev/null || echo 0)
+if [ "$(digest "$T/pieces-4")" = "$(digest "$T/pieces-solo")" ] && [ "$largest" -gt $((4 * 65536)) ] && [ "$rounds" -ge $(( (largest + 4 * 65536 - 1) / (4 * 65536) )) ]; then
+  ok "4 processes, pieces of 64 KiB (largest gather $largest bytes in $rounds rounds), order checked: identical to the single process"
 else
   bad "4 processes in pieces of 64 KiB: $(digest "$T/pieces-4") != $(digest "$T/pieces-solo") (largest gather $largest)"; tail -5 "$T/pieces-4.log"
 fi

@@ -4,10 +4,11 @@
 //! [`Comm`].
 //!
 //! How a level is split (see README, "Running on a cluster"):
-//! - sieve: each level's rank range is cut into contiguous runs of work
-//!   units (top-row/second-row blocks) of about equal size; each process
-//!   owns one run of every level, holds the mark bits of its runs only
-//!   (memory about 1/K) and scans them. The losses of a decided level are
+//! - sieve: an epoch's levels are cut into `3K` shares of about equal
+//!   positions (contiguous runs of work units, top-row/second-row blocks),
+//!   dealt to the processes back and forth (`index::split::Layout`); each
+//!   process holds the mark bits of its shares only (memory about 1/K)
+//!   and scans them. The losses of a decided level are
 //!   all-gathered as roaring bitmaps, and every process pushes every loss,
 //!   marking the parents it owns: no mark bits travel;
 //! - Grundy values: the same runs. The processes of one node write their
@@ -17,13 +18,15 @@
 //!   values of smaller levels are resident once per node, not once per
 //!   process.
 //!
-//! ("Process" is an MPI rank; "rank" elsewhere is a position's index.)
+//! (A "process" is one MPI process, numbered `0..K`; a "rank" is always a
+//! position's index within its level.)
 //!
 //! Around those: [`ThreadCluster`] runs `K` processes as threads of one
 //! process (the tests' cluster, no MPI needed); [`Ordered`] checks that
 //! every process calls the same collective from the same place
 //! (`CHOMP_CHECK_COLLECTIVES=1`); [`Timed`] adds up the time spent in
-//! them; [`pieces`] cuts every gather into pieces of bounded size, so that
+//! them. Both are a [`Watched`] communicator, the one adapter that
+//! forwards a [`Comm`]'s calls, with their own [`Watch`]; [`pieces`] cuts every gather into pieces of bounded size, so that
 //! no count or displacement of an MPI call can overflow.
 
 #[cfg(feature = "mpi")]
@@ -31,10 +34,13 @@ mod mpi;
 mod order;
 pub mod pieces;
 mod threads;
+mod watch;
 
-pub use order::Ordered;
+pub use order::{CallOrder, Ordered};
 pub use pieces::PIECE_BYTES;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 pub use threads::ThreadCluster;
+pub use watch::{Collective, Watch, Watched};
 
 /// The collectives the engine uses. Every process calls them in the same
 /// order (checked by [`Ordered`]); they are called from the thread that
@@ -75,6 +81,12 @@ pub trait Comm: Sync {
     /// called by those processes only.
     #[track_caller]
     fn leaders_or_bytes(&self, bytes: &mut [u8]);
+    /// The most bytes this process sends in one round of a gather among
+    /// all processes ([`pieces`]): a gather whose longest message has `m`
+    /// bytes takes `⌈m / piece_bytes⌉` rounds.
+    fn piece_bytes(&self) -> usize {
+        PIECE_BYTES
+    }
     /// Every process's bytes, indexed by process. Messages of any size: the
     /// exchange goes in pieces of bounded size ([`pieces`]).
     #[track_caller]
@@ -112,12 +124,16 @@ pub trait Comm: Sync {
 /// seconds and in the CPU seconds the process spent meanwhile (an MPI
 /// library may poll while it waits).
 /// It also keeps the largest gather since [`Timed::take_largest_gather`]
-/// (every process's bytes together), for the report.
-pub struct Timed<'a> {
-    inner: &'a dyn Comm,
-    nanos: std::sync::atomic::AtomicU64,
-    cpu_nanos: std::sync::atomic::AtomicU64,
-    largest_gather: std::sync::atomic::AtomicU64,
+/// (every process's bytes together) and the most rounds one gather takes
+/// in pieces of [`Comm::piece_bytes`], for the report.
+pub type Timed<'a> = Watched<'a, Timing>;
+
+/// The watch of [`Timed`].
+pub struct Timing {
+    nanos: AtomicU64,
+    cpu_nanos: AtomicU64,
+    largest_gather: AtomicU64,
+    gather_rounds: AtomicU64,
     cpu: fn() -> f64,
 }
 
@@ -125,100 +141,45 @@ impl<'a> Timed<'a> {
     /// Times the collectives of `inner`; `cpu` reads the process's CPU
     /// seconds so far.
     pub fn new(inner: &'a dyn Comm, cpu: fn() -> f64) -> Self {
-        Timed { inner, nanos: Default::default(), cpu_nanos: Default::default(), largest_gather: Default::default(), cpu }
+        let zero = || AtomicU64::new(0);
+        Watched::with(inner, Timing { nanos: zero(), cpu_nanos: zero(), largest_gather: zero(), gather_rounds: zero(), cpu })
     }
 
     /// Seconds spent in collectives so far.
     pub fn seconds(&self) -> f64 {
-        self.nanos.load(std::sync::atomic::Ordering::Relaxed) as f64 * 1e-9
+        self.watch().nanos.load(Relaxed) as f64 * 1e-9
     }
 
     /// CPU seconds the process spent while in collectives so far.
     pub fn cpu_seconds(&self) -> f64 {
-        self.cpu_nanos.load(std::sync::atomic::Ordering::Relaxed) as f64 * 1e-9
+        self.watch().cpu_nanos.load(Relaxed) as f64 * 1e-9
     }
 
     /// The most bytes one gather brought together (every process's part)
-    /// since the last call; resets it.
-    pub fn take_largest_gather(&self) -> u64 {
-        self.largest_gather.swap(0, std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// The wall and CPU clocks when a collective starts.
-    fn start(&self) -> (std::time::Instant, f64) {
-        (std::time::Instant::now(), (self.cpu)())
-    }
-
-    /// Adds the time since `start` (no closures: a closure would hide the
-    /// caller's place from the `#[track_caller]` collective it calls).
-    fn stop(&self, (t0, c0): (std::time::Instant, f64)) {
-        let cpu = ((self.cpu)() - c0).max(0.0);
-        self.nanos.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
-        self.cpu_nanos.fetch_add((cpu * 1e9) as u64, std::sync::atomic::Ordering::Relaxed);
+    /// and the most rounds one gather took, since the last call; resets
+    /// both.
+    pub fn take_largest_gather(&self) -> (u64, u64) {
+        (self.watch().largest_gather.swap(0, Relaxed), self.watch().gather_rounds.swap(0, Relaxed))
     }
 }
 
-impl Comm for Timed<'_> {
-    fn process(&self) -> usize {
-        self.inner.process()
+impl Watch for Timing {
+    /// The wall and CPU clocks when the collective started.
+    type Started = (std::time::Instant, f64);
+    fn before(&self, _: &dyn Comm, _: Collective, _: &'static std::panic::Location<'static>) -> Self::Started {
+        (std::time::Instant::now(), (self.cpu)())
     }
-    fn processes(&self) -> usize {
-        self.inner.processes()
-    }
-    fn is_root(&self) -> bool {
-        self.inner.is_root()
-    }
-    #[track_caller]
-    fn barrier(&self) {
-        let t = self.start();
-        self.inner.barrier();
-        self.stop(t)
-    }
-    fn node_leader(&self) -> usize {
-        self.inner.node_leader()
-    }
-    fn is_node_leader(&self) -> bool {
-        self.inner.is_node_leader()
-    }
-    fn node_processes(&self) -> usize {
-        self.inner.node_processes()
-    }
-    #[track_caller]
-    fn node_barrier(&self) {
-        let t = self.start();
-        self.inner.node_barrier();
-        self.stop(t)
-    }
-    #[track_caller]
-    fn node_or_bytes(&self, bytes: &mut [u8]) {
-        let t = self.start();
-        self.inner.node_or_bytes(bytes);
-        self.stop(t)
-    }
-    #[track_caller]
-    fn leaders_or_bytes(&self, bytes: &mut [u8]) {
-        let t = self.start();
-        self.inner.leaders_or_bytes(bytes);
-        self.stop(t)
-    }
-    #[track_caller]
-    fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
-        let t = self.start();
-        let all = self.inner.all_gather(mine);
-        self.stop(t);
+    fn after(&self, inner: &dyn Comm, (t0, c0): Self::Started, gathered: Option<&[Vec<u8>]>) {
+        let cpu = ((self.cpu)() - c0).max(0.0);
+        self.nanos.fetch_add(t0.elapsed().as_nanos() as u64, Relaxed);
+        self.cpu_nanos.fetch_add((cpu * 1e9) as u64, Relaxed);
         // On one process nothing travels.
-        let bytes = if all.len() > 1 { all.iter().map(|p| p.len() as u64).sum() } else { 0 };
-        self.largest_gather.fetch_max(bytes, std::sync::atomic::Ordering::Relaxed);
-        all
-    }
-    fn abort(&self, code: i32) -> ! {
-        self.inner.abort(code)
-    }
-    fn fail(&self, message: &str) -> ! {
-        self.inner.fail(message)
-    }
-    fn fail_alone(&self, message: &str) -> ! {
-        self.inner.fail_alone(message)
+        if let Some(all) = gathered.filter(|all| all.len() > 1) {
+            self.largest_gather.fetch_max(all.iter().map(|p| p.len() as u64).sum(), Relaxed);
+            // The rounds of `pieces::gather_in_pieces`: the longest part in pieces.
+            let longest = all.iter().map(Vec::len).max().unwrap_or(0);
+            self.gather_rounds.fetch_max(longest.div_ceil(inner.piece_bytes()) as u64, Relaxed);
+        }
     }
 }
 

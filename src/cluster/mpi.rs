@@ -16,6 +16,8 @@ pub struct MpiComm {
     leader: usize,
     /// The nodes' first processes (`Some` on those only).
     leaders: Option<SimpleCommunicator>,
+    /// The most bytes asked for a process's piece of one collective call.
+    piece: u64,
     /// Last: fields drop in order, and the communicators must be freed
     /// before MPI is finalised.
     _universe: mpi::environment::Universe,
@@ -36,17 +38,20 @@ unsafe impl Sync for MpiComm {}
 impl MpiComm {
     /// Initialises MPI (call first thing in `main`) at `MPI_THREAD_FUNNELED`
     /// (only the main thread calls MPI); `None` if MPI was already initialised.
+    /// Every collective sends at most `piece` bytes a process per call
+    /// (capped by [`piece_bytes`]); `node_processes`, if given, groups the
+    /// processes as nodes of that many consecutive processes instead of by
+    /// machine (a rehearsal of several nodes on one machine).
     ///
     /// # Panics
     /// If the MPI library cannot give that thread level.
-    pub fn init() -> Option<Self> {
+    pub fn init(piece: u64, node_processes: Option<usize>) -> Option<Self> {
         let (universe, level) = mpi::initialize_with_threading(mpi::Threading::Funneled)?;
         assert!(level != mpi::Threading::Single, "the MPI library offers thread level {level:?}; chomp needs Funneled");
         let world = universe.world();
-        // The processes of a node: those sharing memory, or with
-        // CHOMP_TEST_NODE_PROCESSES=N groups of N consecutive processes
-        // (a rehearsal of several nodes on one machine).
-        let node = match crate::solve::tunables::get().test_node_processes {
+        // The processes of a node: those sharing memory, or groups of
+        // `node_processes` consecutive processes.
+        let node = match node_processes {
             Some(n) => world.split_by_color(Color::with_value((world.rank() as usize / n) as i32)).expect("every process has a color"),
             None => world.split_shared(world.rank()),
         };
@@ -54,7 +59,7 @@ impl MpiComm {
         node.process_at_rank(0).broadcast_into(&mut leader);
         let color = if node.rank() == 0 { Color::with_value(0) } else { Color::undefined() };
         let leaders = world.split_by_color(color);
-        Some(MpiComm { world, node, leader: leader as usize, leaders, _universe: universe })
+        Some(MpiComm { world, node, leader: leader as usize, leaders, piece, _universe: universe })
     }
 
     /// Makes a panic on any thread of this process end the whole job: the
@@ -85,7 +90,7 @@ impl MpiComm {
 }
 
 /// Bitwise OR of `data` over `comm`'s processes, in place, in pieces of at
-/// most [`piece_bytes`] (an MPI count is an `int`).
+/// `piece` bytes (an MPI count is an `int`).
 fn or_in_pieces(comm: &SimpleCommunicator, data: &mut [u8], piece: usize) {
     let mut recv = vec![0u8; piece.min(data.len())];
     for chunk in data.chunks_mut(piece) {
@@ -114,18 +119,21 @@ impl Comm for MpiComm {
     fn node_barrier(&self) {
         self.node.barrier();
     }
+    fn piece_bytes(&self) -> usize {
+        piece_bytes(self.piece, self.processes())
+    }
     fn node_or_bytes(&self, bytes: &mut [u8]) {
-        or_in_pieces(&self.node, bytes, piece_bytes(self.node_processes()));
+        or_in_pieces(&self.node, bytes, piece_bytes(self.piece, self.node_processes()));
     }
     fn leaders_or_bytes(&self, bytes: &mut [u8]) {
         let leaders = self.leaders.as_ref().expect("leaders_or_bytes is called by the nodes' first processes only");
-        or_in_pieces(leaders, bytes, piece_bytes(leaders.size() as usize));
+        or_in_pieces(leaders, bytes, piece_bytes(self.piece, leaders.size() as usize));
     }
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
         let k = self.processes();
         gather_in_pieces(
             mine,
-            piece_bytes(k),
+            self.piece_bytes(),
             |len| {
                 let mut lens = vec![0u64; k];
                 self.world.all_gather_into(&len, &mut lens[..]);

@@ -20,6 +20,7 @@
 //! an OR of fixed-size slots, one per process, each filled by its own
 //! process.
 
+use super::watch::{Collective, Watch, Watched};
 use super::Comm;
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,8 +31,11 @@ const SLOT: usize = 160;
 
 /// A [`Comm`] that checks every process calls the same collectives in the
 /// same order, and records this process's sequence.
-pub struct Ordered<'a> {
-    inner: &'a dyn Comm,
+pub type Ordered<'a> = Watched<'a, CallOrder>;
+
+/// The watch of [`Ordered`]: this process's collectives so far.
+#[derive(Default)]
+pub struct CallOrder {
     calls: AtomicU64,
     log: Mutex<Vec<String>>,
 }
@@ -39,14 +43,16 @@ pub struct Ordered<'a> {
 impl<'a> Ordered<'a> {
     /// Checks the collectives of `inner`.
     pub fn new(inner: &'a dyn Comm) -> Self {
-        Ordered { inner, calls: AtomicU64::new(0), log: Mutex::new(Vec::new()) }
+        Watched::with(inner, CallOrder::default())
     }
 
     /// This process's collectives so far, in order: `kind at file:line`.
     pub fn calls(&self) -> Vec<String> {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.watch().log.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
+}
 
+impl CallOrder {
     /// Records the next call; returns its number and description, as
     /// exchanged: `"7 all_gather at src/solve/driver.rs:218"`.
     fn record(&self, kind: &str, at: &Location<'_>) -> String {
@@ -59,12 +65,12 @@ impl<'a> Ordered<'a> {
     /// Compares the call every process is about to make (`calls[p]` is
     /// process `p`'s number and call, `None`: not taking part) and stops
     /// the job at the first difference.
-    fn compare(&self, calls: &[Option<String>]) {
+    fn compare(inner: &dyn Comm, calls: &[Option<String>]) {
         let split = |c: &str| c.split_once(' ').map(|(n, call)| (n.to_string(), call.to_string())).unwrap_or_default();
         let mut taking = calls.iter().enumerate().filter_map(|(p, c)| c.as_ref().map(|c| (p, split(c))));
         let Some((first, (n0, want))) = taking.next() else { return };
         if let Some((p, (n, got))) = taking.find(|(_, (_, c))| c != &want) {
-            self.inner.fail(&format!(
+            inner.fail(&format!(
                 "the processes' collectives diverge: process {first} calls {want} (its collective {n0}), process {p} calls {got} (its collective {n}); every process must call the same collectives in the same order"
             ));
         }
@@ -73,10 +79,10 @@ impl<'a> Ordered<'a> {
     /// Checks a collective of a group of processes (a node, the nodes'
     /// leaders): `or` ORs bytes over the group. One slot per process; each
     /// member fills its own with its call.
-    fn check_in_group(&self, kind: &str, at: &Location<'_>, or: impl FnOnce(&mut [u8])) {
+    fn check_in_group(&self, inner: &dyn Comm, kind: &str, at: &Location<'_>, or: impl FnOnce(&mut [u8])) {
         let call = self.record(kind, at);
-        let mut slots = vec![0u8; SLOT * self.processes()];
-        let mine = &mut slots[SLOT * self.process()..][..SLOT];
+        let mut slots = vec![0u8; SLOT * inner.processes()];
+        let mine = &mut slots[SLOT * inner.process()..][..SLOT];
         let text = call.as_bytes();
         let len = text.len().min(SLOT - 1);
         mine[0] = 1;
@@ -84,75 +90,34 @@ impl<'a> Ordered<'a> {
         or(&mut slots);
         let calls: Vec<Option<String>> =
             slots.chunks(SLOT).map(|s| (s[0] == 1).then(|| String::from_utf8_lossy(&s[1..]).trim_end_matches('\0').to_string())).collect();
-        self.compare(&calls);
+        Self::compare(inner, &calls);
     }
 
     /// Checks a collective every process calls.
-    fn check_everywhere(&self, kind: &str, at: &Location<'_>) {
+    fn check_everywhere(&self, inner: &dyn Comm, kind: &str, at: &Location<'_>) {
         let call = self.record(kind, at);
-        let all = self.inner.all_gather(call.as_bytes());
+        let all = inner.all_gather(call.as_bytes());
         let calls: Vec<Option<String>> = all.into_iter().map(|b| Some(String::from_utf8_lossy(&b).into_owned())).collect();
-        self.compare(&calls);
+        Self::compare(inner, &calls);
     }
 }
 
-impl Comm for Ordered<'_> {
-    fn process(&self) -> usize {
-        self.inner.process()
+impl Watch for CallOrder {
+    type Started = ();
+    fn before(&self, inner: &dyn Comm, what: Collective, at: &'static Location<'static>) {
+        match what {
+            Collective::Barrier => self.check_everywhere(inner, "barrier", at),
+            Collective::AllGather => self.check_everywhere(inner, "all_gather", at),
+            Collective::NodeBarrier => self.check_in_group(inner, "node_barrier", at, |slots| inner.node_or_bytes(slots)),
+            Collective::NodeOr(n) => {
+                self.check_in_group(inner, &format!("node_or_bytes of {n} bytes"), at, |slots| inner.node_or_bytes(slots))
+            }
+            Collective::LeadersOr(n) => {
+                self.check_in_group(inner, &format!("leaders_or_bytes of {n} bytes"), at, |slots| inner.leaders_or_bytes(slots))
+            }
+        }
     }
-    fn processes(&self) -> usize {
-        self.inner.processes()
-    }
-    fn is_root(&self) -> bool {
-        self.inner.is_root()
-    }
-    fn node_leader(&self) -> usize {
-        self.inner.node_leader()
-    }
-    fn is_node_leader(&self) -> bool {
-        self.inner.is_node_leader()
-    }
-    fn node_processes(&self) -> usize {
-        self.inner.node_processes()
-    }
-    #[track_caller]
-    fn barrier(&self) {
-        self.check_everywhere("barrier", Location::caller());
-        self.inner.barrier()
-    }
-    #[track_caller]
-    fn node_barrier(&self) {
-        self.check_in_group("node_barrier", Location::caller(), |slots| self.inner.node_or_bytes(slots));
-        self.inner.node_barrier()
-    }
-    #[track_caller]
-    fn node_or_bytes(&self, bytes: &mut [u8]) {
-        self.check_in_group(&format!("node_or_bytes of {} bytes", bytes.len()), Location::caller(), |slots| {
-            self.inner.node_or_bytes(slots)
-        });
-        self.inner.node_or_bytes(bytes)
-    }
-    #[track_caller]
-    fn leaders_or_bytes(&self, bytes: &mut [u8]) {
-        self.check_in_group(&format!("leaders_or_bytes of {} bytes", bytes.len()), Location::caller(), |slots| {
-            self.inner.leaders_or_bytes(slots)
-        });
-        self.inner.leaders_or_bytes(bytes)
-    }
-    #[track_caller]
-    fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
-        self.check_everywhere("all_gather", Location::caller());
-        self.inner.all_gather(mine)
-    }
-    fn abort(&self, code: i32) -> ! {
-        self.inner.abort(code)
-    }
-    fn fail(&self, message: &str) -> ! {
-        self.inner.fail(message)
-    }
-    fn fail_alone(&self, message: &str) -> ! {
-        self.inner.fail_alone(message)
-    }
+    fn after(&self, _: &dyn Comm, (): (), _: Option<&[Vec<u8>]>) {}
 }
 
 #[cfg(test)]

@@ -9,18 +9,18 @@
 //! bytes, and `piece` is capped so that this fits an `int`: no count or
 //! displacement of any call can overflow, whatever the messages' sizes.
 //!
-//! The piece size is [`piece_bytes`]: `CHOMP_COLLECTIVE_BYTES` (a tunable,
-//! part of the run's identity), else [`PIECE_BYTES`]. Tests set it small so
-//! that the many-piece path runs at small sizes.
+//! The piece size is an argument of the transport ([`super::Comm::piece_bytes`]):
+//! the binary passes `CHOMP_COLLECTIVE_BYTES` (a tunable, part of the run's
+//! identity) or [`PIECE_BYTES`], capped by [`piece_bytes`]. Tests set it
+//! small so that the many-piece path runs at small sizes.
 
 /// The default most bytes one process sends in one collective call.
 pub const PIECE_BYTES: usize = 256 << 20;
 
-/// The most bytes one process sends per collective call among `processes`:
-/// `CHOMP_COLLECTIVE_BYTES` or [`PIECE_BYTES`], capped so that one round
-/// of every process's piece stays below 2³¹ bytes.
-pub fn piece_bytes(processes: usize) -> usize {
-    let wanted = crate::solve::tunables::get().collective_bytes.unwrap_or(PIECE_BYTES as u64);
+/// The most bytes one process sends per collective call among `processes`
+/// when `wanted` are asked for, capped so that one round of every
+/// process's piece stays below 2³¹ bytes.
+pub fn piece_bytes(wanted: u64, processes: usize) -> usize {
     let cap = i32::MAX as usize / processes.max(1);
     usize::try_from(wanted).unwrap_or(usize::MAX).clamp(1, cap)
 }

@@ -239,6 +239,9 @@ impl Comm for ThreadComm {
     fn node_processes(&self) -> usize {
         self.node.size
     }
+    fn piece_bytes(&self) -> usize {
+        self.piece
+    }
     fn node_barrier(&self) {
         self.node.exchange(self.process % self.per_node, Vec::new(), &self.what("node_barrier"));
     }

@@ -4,12 +4,12 @@
 //! resuming after the last checkpointed level.
 
 use super::check::Checker;
-use super::check::CHECK_SAMPLES;
 use super::error::io_err;
 use super::events::{Event, LevelReport, ProcessWork};
 use super::grundy;
 use super::identity::{self, Identity};
 use super::memory::{check_memory, check_run_memory, holding, peak_rss_kib, preflight, resident_kib};
+use super::options::Options;
 use super::plan::Plan;
 use super::sieve::{Frontier, Holding, LevelLosses};
 use super::JobError;
@@ -22,57 +22,9 @@ use crate::store::{shards_of, FileEntry, Manifest, TableDir};
 use memmap2::Mmap;
 use roaring::{MultiOps, RoaringTreemap};
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
-
-/// How to run a plan.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// The table directory (created if missing; resumed if it holds this plan).
-    pub out: PathBuf,
-    /// Start over: clear a table directory of another plan, or of this one
-    /// (instead of resuming it).
-    pub force: bool,
-    /// Refuse to start a level whose estimated memory exceeds this many bytes
-    /// (default: what the system and the cgroup report available).
-    pub max_memory: Option<u64>,
-    /// Where scratch files go (e.g. node-local disk); default `OUT/.work`.
-    pub work_dir: Option<PathBuf>,
-    /// Seconds of work between checkpoints (the manifest, after one flush of
-    /// the tables written since the last): levels that take less are
-    /// checkpointed together, so that small runs do not pay two flushes per
-    /// level. 0 checkpoints every level. A crash loses at most this much work.
-    pub checkpoint_seconds: f64,
-    /// Positions of each level checked against the rules of the game once
-    /// its tables are written (format 3; 0: none). See [`super::check`].
-    pub check_samples: u64,
-    /// Set (by a signal handler, say) to stop the run at the end of the
-    /// level in progress: the processes agree on it at every level's end,
-    /// checkpoint the levels done and return [`JobError::Stopped`]. Not
-    /// part of the run's identity: processes may be asked apart.
-    pub stop: Option<Arc<AtomicBool>>,
-}
-
-/// The default [`Options::checkpoint_seconds`].
-pub const CHECKPOINT_SECONDS: f64 = 2.0;
-
-impl Options {
-    /// Options for a run into `out`: no overwrite, memory limited by what is
-    /// available, scratch files inside `out`.
-    pub fn new(out: impl Into<PathBuf>) -> Self {
-        Options {
-            out: out.into(),
-            force: false,
-            max_memory: None,
-            work_dir: None,
-            checkpoint_seconds: CHECKPOINT_SECONDS,
-            check_samples: CHECK_SAMPLES,
-            stop: None,
-        }
-    }
-}
 
 /// Runs a plan into `opts.out` in this process, resuming a previous run of
 /// the same plan. Returns the final manifest.
@@ -342,7 +294,7 @@ impl<'a> Levels<'a> {
             (grundy_seconds, lookups) = self.grundy(n, manifest, &mut level)?;
         }
         let (checked, check_seconds) = self.commit(n, manifest, &level)?;
-        let largest_gather_bytes = timed.take_largest_gather();
+        let (largest_gather_bytes, gather_rounds) = timed.take_largest_gather();
         self.checkpoint_after(n, manifest, on_event)?;
         on_event(&Event::Level(LevelReport {
             stats: level.stats,
@@ -354,6 +306,7 @@ impl<'a> Levels<'a> {
             checked,
             check_seconds,
             largest_gather_bytes,
+            gather_rounds,
         }));
         if n == self.frontier.horizon() && n < self.top {
             self.next_window(n, manifest, on_event)?;

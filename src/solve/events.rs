@@ -27,6 +27,9 @@ pub struct LevelReport {
     /// The largest gather of the level: every process's bytes together,
     /// what each process receives (0 on one process, where nothing travels).
     pub largest_gather_bytes: u64,
+    /// The most rounds one of the level's gathers took (each process
+    /// sends at most `CHOMP_COLLECTIVE_BYTES` a round; 0 on one process).
+    pub gather_rounds: u64,
 }
 
 /// Events of a run, for progress display.

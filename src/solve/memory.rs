@@ -189,10 +189,12 @@ fn level_losses(ranking: &Ranking, n: u32, manifest: &Manifest) -> u64 {
 /// What a process holds of level `n`'s `losses` while it is decided: the
 /// copies of its loss set ([`loss_set_copies`]) and, with several
 /// processes, the receive buffer of one round of a gather (every
-/// process's piece, [`crate::cluster::pieces::piece_bytes`]).
+/// process's piece, `CHOMP_COLLECTIVE_BYTES` capped by
+/// [`crate::cluster::pieces::piece_bytes`]).
 fn loss_bytes(losses: u64, hold: Holding) -> u64 {
     let sets = (losses as f64 * LOSS_SET_BYTES_PER_LOSS * loss_set_copies(hold.processes)) as u64;
-    let round = if hold.processes > 1 { crate::cluster::pieces::piece_bytes(hold.processes) * hold.processes } else { 0 };
+    let wanted = super::tunables::get().collective_bytes.unwrap_or(crate::cluster::PIECE_BYTES as u64);
+    let round = if hold.processes > 1 { crate::cluster::pieces::piece_bytes(wanted, hold.processes) * hold.processes } else { 0 };
     sets + (round as u64).min(sets)
 }
 

@@ -629,3 +629,31 @@ fn a_dry_run_prices_each_of_several_processes() {
     assert!(plan["windows"].as_array().unwrap().len() >= 2, "1 GiB a process cuts 120 tiles into windows: {plan}");
     assert!(!tmp.path().join("none").exists(), "a dry run writes no table directory");
 }
+
+/// A build without MPI started by an MPI launcher (PMI_SIZE, as MPICH's
+/// mpiexec and Slurm set it) refuses in one line before doing anything,
+/// instead of running K lone copies of the job into one directory.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_build_without_mpi_under_mpiexec_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("t");
+    for var in ["PMI_SIZE", "OMPI_COMM_WORLD_SIZE"] {
+        let o = std::process::Command::new(crate::common::binary::BIN)
+            .args(["solve", "--max-tiles", "10", "--out", out.to_str().unwrap()])
+            .env(var, "3")
+            .output()
+            .unwrap();
+        let line = crate::common::assert_one_line_error(&o, var);
+        assert!(line.contains("built without MPI") && line.contains("3 processes"), "{line}");
+        assert_eq!(o.status.code(), Some(2));
+        assert!(!out.exists(), "nothing written");
+    }
+    // One process under a launcher is the build's own run.
+    let o = std::process::Command::new(crate::common::binary::BIN)
+        .args(["solve", "--max-tiles", "10", "--out", out.to_str().unwrap(), "--quiet"])
+        .env("PMI_SIZE", "1")
+        .output()
+        .unwrap();
+    crate::common::assert_ok(&o, "PMI_SIZE=1");
+}

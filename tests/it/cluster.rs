@@ -280,15 +280,19 @@ fn three_processes_write_sharded_levels_in_several_rounds_of_pieces() {
     let out = tmp.path().join("three");
     let (piece, k) = (256, 3);
     let largest = std::sync::atomic::AtomicU64::new(0);
+    let rounds = std::sync::atomic::AtomicU64::new(0);
     all_ok(on_cluster(cluster(k, 2, piece), &plan, &Options::new(&out), |p, e| {
         if let (0, Event::Level(r)) = (p, e) {
             largest.fetch_max(r.largest_gather_bytes, std::sync::atomic::Ordering::Relaxed);
+            rounds.fetch_max(r.gather_rounds, std::sync::atomic::Ordering::Relaxed);
         }
     }));
     assert_eq!(contents(&out), want);
-    // A gather of this many bytes in all took more than four rounds of `piece` bytes a process.
-    let largest = largest.into_inner();
+    // A gather of this many bytes in all took more than four rounds of `piece` bytes a process,
+    // and the report's rounds say as much: at least the bytes over a round's most bytes.
+    let (largest, rounds) = (largest.into_inner(), rounds.into_inner());
     assert!(largest > (4 * k * piece) as u64, "the largest gather: {largest} bytes");
+    assert!(rounds > 4 && rounds >= largest.div_ceil((k * piece) as u64), "{rounds} rounds for {largest} bytes");
 }
 
 /// A resume on 4 processes reads each decided table once between them.

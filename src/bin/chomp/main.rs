@@ -60,10 +60,26 @@ use chomp_tables::Universe;
 use clap::Parser;
 use std::process::ExitCode;
 
+/// MPI, with the transport's settings from the tunables (a bad value is
+/// reported by the command's own check, after MPI is up); `None` if MPI was
+/// already initialised.
+#[cfg(feature = "mpi")]
+fn mpi_comm() -> Option<chomp_tables::cluster::MpiComm> {
+    let t = chomp_tables::solve::tunables::get();
+    let piece = t.collective_bytes.unwrap_or(chomp_tables::cluster::PIECE_BYTES as u64);
+    chomp_tables::cluster::MpiComm::init(piece, t.test_node_processes)
+}
+
+/// How many processes an MPI launcher started (MPICH's and Slurm's PMI,
+/// Open MPI), as its environment says; `None` outside a launcher.
+fn launched_processes() -> Option<usize> {
+    ["PMI_SIZE", "OMPI_COMM_WORLD_SIZE"].iter().find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+}
+
 fn main() -> ExitCode {
     // MPI first: a process that fails before MPI_Init would hang mpiexec.
     #[cfg(feature = "mpi")]
-    let comm: Box<dyn Comm> = match chomp_tables::cluster::MpiComm::init() {
+    let comm: Box<dyn Comm> = match mpi_comm() {
         Some(c) => {
             // A panic on one process ends every process, before it unwinds.
             if c.processes() > 1 {
@@ -75,6 +91,12 @@ fn main() -> ExitCode {
     };
     #[cfg(not(feature = "mpi"))]
     let comm: Box<dyn Comm> = Box::new(Solo);
+    // A build without MPI started by mpiexec would run K lone copies of the
+    // job, each writing the same directory: refuse before doing anything.
+    if let Some(k) = launched_processes().filter(|&k| k > 1 && comm.processes() == 1) {
+        eprintln!("error: this chomp was built without MPI, but mpiexec started {k} processes of it; build it with `cargo build --release --features mpi` (docs/cluster.md)");
+        return ExitCode::from(2);
+    }
     // Usage errors print clap's whole message (with its suggestions) and exit 2.
     let cli = Cli::parse();
     match dispatch(cli.command, &*comm) {

@@ -187,6 +187,7 @@ fn report_json(plan: &Plan, out: &std::path::Path, wall_seconds: f64, levels: &[
                 "checked": r.checked,
                 "check_seconds": r.check_seconds,
                 "largest_gather_bytes": r.largest_gather_bytes,
+                "gather_rounds": r.gather_rounds,
             })
         })
         .collect();
