@@ -17,6 +17,7 @@
 //! own bytes): nothing unverified ever lies under a final name, and a
 //! directory with a `manifest.json` holds exactly the published bytes.
 
+use crate::report::Progress;
 use crate::store::{file_sha256, write_atomic, DirError, Manifest, ManifestError, TableDir, TableError};
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
@@ -166,15 +167,6 @@ pub struct Fetched {
     pub present: usize,
     /// Bytes transferred by this run.
     pub transferred: u64,
-}
-
-/// Progress shared with the caller while files download.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Bytes of every listed file.
-    pub total: AtomicU64,
-    /// Bytes on disk so far (present, resumed and transferred).
-    pub done: AtomicU64,
 }
 
 /// Where files come from.

@@ -51,14 +51,9 @@ pub struct SolveOptions {
     pub plain_reads: bool,
 }
 
-/// What a running [`solve`] has done, for a progress display.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Prefixes decided (those of a resumed checkpoint included).
-    pub done: AtomicU64,
-    /// Prefixes in all.
-    pub total: AtomicU64,
-}
+/// What a running [`solve`] has done, for a progress display: prefixes
+/// decided (those of a resumed checkpoint included) of all the prefixes.
+pub use crate::report::Progress;
 
 /// Scratch of one thread: generation stamps of the excluded lengths.
 struct Scratch {

@@ -3,7 +3,6 @@
 //! See `docs/math.md`.
 
 pub mod closed_form;
-pub mod ichomp;
 pub mod position;
 pub mod universe;
 

@@ -272,12 +272,23 @@ mod tests {
         assert_eq!(p.conjugate().conjugate(), p);
         assert_eq!("4 1".parse::<Position>().unwrap().conjugate().to_string(), "2 1 1 1");
         assert_eq!(conjugate_rows(&[5, 3, 3, 1]), [4, 3, 3, 1, 1]);
-        // Every partition of 12: column c of the conjugate counts the rows longer than c.
-        let rk = crate::index::Ranking::new(&crate::game::Universe::tiles(12)).unwrap();
-        for r in 0..rk.size(12) {
-            let p = rk.unrank(12, r).unwrap();
-            let want: Vec<u8> = (0..p.width()).map(|c| p.rows().iter().filter(|&&len| len as u32 > c).count() as u8).collect();
-            assert_eq!(conjugate_rows(p.rows()), want, "{p}");
+        // Every partition of 12 (77 of them): column c of the conjugate counts the rows longer than c.
+        fn partitions(left: u8, most: u8, rows: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
+            if left == 0 {
+                return out.push(rows.clone());
+            }
+            for r in (1..=most.min(left)).rev() {
+                rows.push(r);
+                partitions(left - r, r, rows, out);
+                rows.pop();
+            }
+        }
+        let mut all = Vec::new();
+        partitions(12, 12, &mut Vec::new(), &mut all);
+        assert_eq!(all.len(), 77);
+        for rows in all {
+            let want: Vec<u8> = (0..rows[0]).map(|c| rows.iter().filter(|&&len| len > c).count() as u8).collect();
+            assert_eq!(conjugate_rows(&rows), want, "{rows:?}");
         }
     }
 }

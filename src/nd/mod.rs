@@ -30,7 +30,7 @@ pub mod table;
 
 pub use divisors::DivisorGame;
 pub use rank::NdRanking;
-pub use solve::{solve, solve_with_progress, Engine, LevelCount, LossOracle, Solution};
+pub use solve::{solve, solve_with_progress, LossOracle, Method, NdLevelCount, Solution};
 
 /// Largest side of a box (heights and coordinates are bytes).
 pub const MAX_SIDE: u32 = 255;

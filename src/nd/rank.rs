@@ -85,7 +85,7 @@ impl Walk {
 
 /// A piece of a level: the positions whose first `depth` heights are `h`.
 #[derive(Clone, Debug)]
-pub struct Unit {
+pub struct Piece {
     depth: usize,
     h: Vec<u8>,
     st: u32,
@@ -377,11 +377,11 @@ impl NdRanking {
     /// The work units of level `n` (positions of `n` cells): prefixes, in
     /// index order, each covering a run of the level; at least `target` of
     /// them where the level allows.
-    pub fn level_units(&self, n: u32, target: usize) -> Vec<Unit> {
+    pub fn level_units(&self, n: u32, target: usize) -> Vec<Piece> {
         if n > self.maxrem[0] {
             return Vec::new();
         }
-        let mut units = vec![Unit { depth: 0, h: Vec::new(), st: 0, pr: 0, rem: n }];
+        let mut units = vec![Piece { depth: 0, h: Vec::new(), st: 0, pr: 0, rem: n }];
         let vals = self.vals();
         while units.len() < target && units.first().is_some_and(|u| u.depth < self.m) {
             let mut out = Vec::with_capacity(units.len() * vals);
@@ -394,7 +394,7 @@ impl NdRanking {
                     }
                     let mut h = u.h.clone();
                     h.push(v as u8);
-                    out.push(Unit { depth: u.depth + 1, h, st: ns, pr: u.pr + self.before[s * vals + v as usize], rem: u.rem - v });
+                    out.push(Piece { depth: u.depth + 1, h, st: ns, pr: u.pr + self.before[s * vals + v as usize], rem: u.rem - v });
                 }
             }
             units = out;
@@ -404,7 +404,7 @@ impl NdRanking {
 
     /// Calls `f` on every position of a unit in index order, with the walk
     /// that reached it (`walk.h` its heights).
-    pub fn for_each_in_unit(&self, unit: &Unit, walk: &mut Walk, mut f: impl FnMut(&Walk)) {
+    pub fn for_each_in_unit(&self, unit: &Piece, walk: &mut Walk, mut f: impl FnMut(&Walk)) {
         let m = self.m;
         let vals = self.vals();
         walk.h.clear();

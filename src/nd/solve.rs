@@ -5,7 +5,7 @@
 //! positions of a level are decided independently of each other, in
 //! parallel (the level is cut into units of positions sharing their first
 //! heights or slices). One bit per position holds the outcome. Two engines
-//! ([`Engine`]):
+//! ([`Method`]):
 //!
 //! - **Sieve** (where the slice tables exist): every loss marks its parents
 //!   ([`super::slices`]); the unmarked positions of a level are its losses.
@@ -29,7 +29,7 @@ use std::sync::Mutex;
 /// apart from [`crate::report::LevelStats`], the statistics of a 2-D run).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LevelCount {
+pub struct NdLevelCount {
     /// Cells of the positions of the level.
     pub cells: u32,
     /// Positions with that many cells.
@@ -43,9 +43,9 @@ pub struct Solution {
     ranking: NdRanking,
     /// Bit `i`: the position of index `i` is a loss.
     bits: Vec<u64>,
-    levels: Vec<LevelCount>,
+    levels: Vec<NdLevelCount>,
     lookups: u64,
-    engine: Engine,
+    engine: Method,
     view: Option<View>,
 }
 
@@ -65,7 +65,7 @@ pub fn solve(dims: &[u32]) -> Result<Solution, NdError> {
 ///
 /// # Errors
 /// [`NdError`] for bad sides and boxes beyond the limits.
-pub fn solve_with_progress(dims: &[u32], on_level: impl FnMut(&LevelCount)) -> Result<Solution, NdError> {
+pub fn solve_with_progress(dims: &[u32], on_level: impl FnMut(&NdLevelCount)) -> Result<Solution, NdError> {
     let ranking = NdRanking::new(dims)?;
     let mut perm: Vec<usize> = (0..dims.len()).collect();
     perm.sort_by_key(|&a| std::cmp::Reverse(dims[a]));
@@ -109,7 +109,7 @@ fn permute(h: &[u8], from: &NdRanking, to: &NdRanking, perm: &[usize]) -> Vec<u8
 
 /// How the positions are decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
+pub enum Method {
     /// Push from losses: every loss marks its parents (by slices); the
     /// unmarked positions of a level are its losses. Needs the slice tables.
     Sieve,
@@ -125,24 +125,24 @@ impl Solution {
     }
 
     /// Like [`Solution::new`], calling `on_level` after each level.
-    pub fn new_with_progress(ranking: NdRanking, on_level: impl FnMut(&LevelCount)) -> Self {
-        let engine = if ranking.slices().is_some() { Engine::Sieve } else { Engine::Search };
-        Self::with_engine(ranking, engine, on_level)
+    pub fn new_with_progress(ranking: NdRanking, on_level: impl FnMut(&NdLevelCount)) -> Self {
+        let engine = if ranking.slices().is_some() { Method::Sieve } else { Method::Search };
+        Self::with_method(ranking, engine, on_level)
     }
 
     /// Decides every position with the given engine (the sieve falls back
     /// to the search where the box has no slice tables).
-    pub fn with_engine(ranking: NdRanking, engine: Engine, mut on_level: impl FnMut(&LevelCount)) -> Self {
+    pub fn with_method(ranking: NdRanking, engine: Method, mut on_level: impl FnMut(&NdLevelCount)) -> Self {
         let indices = ranking.positions() + 1;
         let bits: Vec<AtomicU64> = (0..indices.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         let target = 16 * rayon::current_num_threads();
         let mut levels = Vec::new();
         let mut lookups = 0;
-        let engine = if ranking.slices().is_none() { Engine::Search } else { engine };
+        let engine = if ranking.slices().is_none() { Method::Search } else { engine };
         let orders: Vec<Mutex<Order>> = (0..rayon::current_num_threads()).map(|_| Mutex::new(Order::new(&ranking))).collect();
         for n in 1..=ranking.box_cells() {
             let (positions, losses, looked) = match (engine, ranking.slices()) {
-                (Engine::Sieve, Some(sl)) => sl
+                (Method::Sieve, Some(sl)) => sl
                     .level_units(n, target)
                     .par_iter()
                     .map_init(Vec::new, |ids, unit| {
@@ -184,12 +184,12 @@ impl Solution {
                     .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2)),
             };
             lookups += looked;
-            let stats = LevelCount { cells: n, positions, losses };
+            let stats = NdLevelCount { cells: n, positions, losses };
             on_level(&stats);
             levels.push(stats);
         }
         let mut bits: Vec<u64> = bits.into_iter().map(AtomicU64::into_inner).collect();
-        if engine == Engine::Sieve {
+        if engine == Method::Sieve {
             // Marked = has a losing child = win: the losses are the other indices 1..=positions.
             for word in &mut bits {
                 *word = !*word;
@@ -203,13 +203,13 @@ impl Solution {
         Solution { ranking, bits, levels, lookups, engine, view: None }
     }
 
-    /// The engine that decided the positions.
-    pub fn engine(&self) -> Engine {
+    /// The method that decided the positions.
+    pub fn method(&self) -> Method {
         self.engine
     }
 
     /// Positions and losses by cell count, `1..=` the box's cells.
-    pub fn levels(&self) -> &[LevelCount] {
+    pub fn levels(&self) -> &[NdLevelCount] {
         &self.levels
     }
 
@@ -426,9 +426,9 @@ mod tests {
     #[test]
     fn engines_agree() {
         for dims in [vec![3, 3, 3], vec![2, 3, 2, 2], vec![3, 5], vec![1, 4, 2], vec![4, 1], vec![2, 2, 2, 2, 2], vec![3, 2, 4]] {
-            let a = Solution::with_engine(NdRanking::new(&dims).unwrap(), Engine::Sieve, |_| {});
-            let b = Solution::with_engine(NdRanking::new(&dims).unwrap(), Engine::Search, |_| {});
-            assert_eq!((a.engine(), b.engine()), (Engine::Sieve, Engine::Search));
+            let a = Solution::with_method(NdRanking::new(&dims).unwrap(), Method::Sieve, |_| {});
+            let b = Solution::with_method(NdRanking::new(&dims).unwrap(), Method::Search, |_| {});
+            assert_eq!((a.method(), b.method()), (Method::Sieve, Method::Search));
             assert_eq!(a.bits, b.bits, "{dims:?}");
             assert_eq!(a.levels, b.levels, "{dims:?}");
         }

@@ -5,7 +5,7 @@
 //! The format is FORMAT.md, section 13.
 
 use super::rank::NdRanking;
-use super::solve::{full_box, LevelCount, LossOracle, Solution};
+use super::solve::{full_box, LossOracle, NdLevelCount, Solution};
 use super::{dims_text, NdError};
 use crate::rng::SplitMix;
 use crate::store::write_atomic;
@@ -50,7 +50,7 @@ pub struct NdManifest {
     /// Winning moves of the full box, sorted cells.
     pub winning_moves: Vec<Vec<u32>>,
     /// Positions and losses per cell count `1..=` cells of the box.
-    pub levels: Vec<LevelCount>,
+    pub levels: Vec<NdLevelCount>,
     /// Every other file, by name.
     pub files: BTreeMap<String, FileEntry>,
     /// SHA-256 of the canonical text with this field empty.

@@ -61,14 +61,14 @@ pub struct Answer {
 /// One move of a checked answer: what [`MoveInfo`] says, with the child's
 /// tiles in place of its rows (which follow from the parent's).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Move {
+pub(crate) struct CheckedMove {
     pub cell: [u32; 2],
     pub tiles: u32,
     pub outcome: Outcome,
     pub grundy: Option<u8>,
 }
 
-impl Move {
+impl CheckedMove {
     /// The move as [`MoveInfo`], for a move of `p`.
     pub(crate) fn info(&self, p: &Position) -> MoveInfo {
         let mut position = Vec::new();
@@ -80,13 +80,13 @@ impl Move {
 /// What the tables say of a position and of every move, checked against
 /// each other (`Tables::checked`), moves best first.
 #[derive(Debug)]
-pub(crate) struct Checked {
+pub(crate) struct CheckedAnswer {
     pub outcome: Outcome,
     pub grundy: Option<u8>,
-    pub moves: Vec<Move>,
+    pub moves: Vec<CheckedMove>,
 }
 
-impl Checked {
+impl CheckedAnswer {
     /// The winning moves (to a loss), row-major.
     pub(crate) fn winning_moves(&self) -> Vec<[u32; 2]> {
         let mut w: Vec<[u32; 2]> = self.moves.iter().filter(|m| m.outcome == Outcome::Loss).map(|m| m.cell).collect();
@@ -97,7 +97,7 @@ impl Checked {
 
 /// Appends the JSON of `p`'s [`Answer`] to `out`, byte for byte what
 /// serde_json writes for it (a test holds the two together).
-pub(crate) fn write_answer_json(p: &Position, a: &Checked, out: &mut Vec<u8>) {
+pub(crate) fn write_answer_json(p: &Position, a: &CheckedAnswer, out: &mut Vec<u8>) {
     let mut w = JsonOut { out, num: itoa::Buffer::new() };
     let rows = p.rows();
     w.raw(b"{\"position\":");

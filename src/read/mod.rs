@@ -1,10 +1,11 @@
 //! Reading table directories: the probe ([`Tables`]) with its typed
-//! answers, rectangle openings, flat exports, and verification of a whole
-//! directory.
+//! answers, rectangle openings, iChomp (four quadrants at once), flat
+//! exports, and verification of a whole directory.
 
 mod answer;
 mod blocks;
 pub mod export;
+pub mod ichomp;
 pub mod openings;
 mod tables;
 pub mod verify;

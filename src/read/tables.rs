@@ -1,7 +1,7 @@
 //! Probing a table directory: outcome, Grundy value, winning moves and all
 //! moves of a position, read lazily from the published tables.
 
-use super::answer::{write_answer_json, Answer, Checked, Move, MoveInfo, Outcome};
+use super::answer::{write_answer_json, Answer, CheckedAnswer, CheckedMove, MoveInfo, Outcome};
 use super::blocks::{BlockReader, DEFAULT_CACHE_BYTES};
 use crate::game::position::{child_rows_into, conjugate_rows_into};
 use crate::game::Position;
@@ -387,12 +387,12 @@ impl Tables {
     /// children: a loss has no losing child, a win has one, a Grundy value
     /// is the mex of the children's and is 0 exactly for losses. A
     /// contradiction means damaged tables (`FORMAT.md` section 10).
-    fn check_rules(&self, p: &Position, a: &Checked) -> Result<(), ProbeError> {
+    fn check_rules(&self, p: &Position, a: &CheckedAnswer) -> Result<(), ProbeError> {
         let fail = |what: String| ProbeError::Contradiction { dir: self.dir.path().display().to_string(), what };
         // The tables are named only when something fails: this runs for every answer.
         let losses = |p: &Position| self.table_of(Kind::Losses, p);
         let values = |p: &Position| self.table_of(Kind::Grundy, p);
-        let child = |m: &Move| p.child(m.cell[0], m.cell[1]).expect("a move is a cell of the position");
+        let child = |m: &CheckedMove| p.child(m.cell[0], m.cell[1]).expect("a move is a cell of the position");
         match (a.outcome, a.moves.iter().find(|m| m.outcome == Outcome::Loss)) {
             (Outcome::Loss, Some(m)) => {
                 let c = child(m);
@@ -448,7 +448,7 @@ impl Tables {
     /// each other ([`Tables::check_rules`]). Children are ranked from their
     /// rows in one buffer: a [`Position`] each would be an allocation per
     /// move, and the allocator was a tenth of a server's answer.
-    pub(super) fn checked(&self, p: &Position) -> Result<Checked, ProbeError> {
+    pub(super) fn checked(&self, p: &Position) -> Result<CheckedAnswer, ProbeError> {
         let (tiles, rank) = self.locate(p)?;
         let outcome = self.outcome_at(tiles, rank)?;
         let grundy = self.grundy_value(tiles, rank)?;
@@ -460,7 +460,7 @@ impl Tables {
                 // Each child is ranked once, for its outcome and its value.
                 child_rows_into(rows, r as u32, c, &mut child);
                 let (tiles, rank) = self.locate_rows(&child, &mut buf)?;
-                moves.push(Move {
+                moves.push(CheckedMove {
                     cell: [r as u32, c],
                     tiles,
                     outcome: self.outcome_at(tiles, rank)?,
@@ -468,7 +468,7 @@ impl Tables {
                 });
             }
         }
-        let mut checked = Checked { outcome, grundy, moves };
+        let mut checked = CheckedAnswer { outcome, grundy, moves };
         self.check_rules(p, &checked)?;
         // A move to a loss wins; a larger remaining position gives the opponent more to err in.
         checked.moves.sort_unstable_by_key(|m| (m.outcome != Outcome::Loss, std::cmp::Reverse(m.tiles), m.cell));

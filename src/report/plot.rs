@@ -6,9 +6,9 @@
 //! integer ticks. The openings map shows the winning first move of every
 //! rectangle ([`plot_openings`]).
 
+use super::openings::Opening;
 use super::summary::{ratio_trend, LevelStats, RatioTrend, CONJECTURED_RATIO};
 use crate::game::Universe;
-use crate::read::openings::Opening;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};

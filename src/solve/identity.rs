@@ -11,7 +11,7 @@
 //! destructured field by field below (a new field does not compile until
 //! it is named here), and the tunables are serialized whole.
 
-use super::driver::Options;
+use super::options::Options;
 use super::plan::{Plan, TOOL_VERSION};
 use super::tunables::Tunables;
 use crate::cluster::Comm;

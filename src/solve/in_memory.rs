@@ -6,7 +6,6 @@
 //! solving a small board on demand need (a 12×12 box takes milliseconds).
 
 use super::sieve::Frontier;
-use super::words::Progress;
 use super::Plan;
 use crate::cluster::Solo;
 use crate::game::{Position, Universe};
@@ -14,6 +13,7 @@ use crate::index::Ranking;
 use crate::read::openings::{box_counts, rectangle_opening_with, BoxCount, Opening};
 use crate::read::Tables;
 use crate::report::summary::LevelStats;
+use crate::report::Progress;
 use roaring::RoaringBitmap;
 use std::convert::Infallible;
 

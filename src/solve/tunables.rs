@@ -60,14 +60,41 @@ pub struct Tunables {
     pub test_node_processes: Option<usize>,
 }
 
-/// The defaults (what every published table was computed with).
-/// Each is documented, with its measurements, where it is used.
+/// A loss whose run (or, in a box, new rows below it) leads to at least
+/// this many parents pushes them from every thread (the environment
+/// variable `CHOMP_PARALLEL_PARENTS` overrides it, for tests): the L shape
+/// `[c, c − 1]` of a box, the hook with equal arms `[a, 1^(a−1)]` of a tile
+/// count (its arm's growths fill an `(a − 1)`-square; at levels 21–45 of a
+/// run to 100 tiles one thread held up the level for 0.2–0.4 s). New rows
+/// below a loss are estimated in boxes only: where rows are unbounded the
+/// estimate (one partition count per pending level, for every loss) would
+/// cost more than it saves.
+pub const PARALLEL_PARENTS: u64 = 1 << 16;
+
+/// Thread copies of the mark bits of the next pending levels may hold at
+/// most this share of the bytes of the marks held (the environment
+/// variable `CHOMP_COPY_SHARE` overrides it, for tests and measurements).
+pub const COPY_SHARE: f64 = 0.75;
+
+/// Boxes whose mark bits exceed this are sieved in two epochs (the
+/// environment variable `CHOMP_EPOCH_BYTES` overrides it, for tests).
+pub const EPOCH_BYTES: u64 = 256 << 20;
+
+/// Boxes of at most this many `rows + cols` index their bit set by the
+/// word itself (`2^bits` bits: 8 MiB at 13×13), sparing the index's
+/// look-ups; larger ones use the compact index, whose bits fit the caches
+/// better (14×14: 5 MiB instead of 32). The environment variable
+/// `CHOMP_WORDS_DIRECT` overrides it (tests, tuning).
+pub const DIRECT_BITS: u32 = 26;
+
+/// The defaults (what every published table was computed with); the
+/// measurements behind them are in docs/performance.md.
 pub const DEFAULT: Tunables = Tunables {
-    parallel_parents: super::sieve::PARALLEL_PARENTS,
-    copy_share: super::sieve::COPY_SHARE,
-    epoch_bytes: super::sieve::EPOCH_BYTES,
+    parallel_parents: PARALLEL_PARENTS,
+    copy_share: COPY_SHARE,
+    epoch_bytes: EPOCH_BYTES,
     word_sieve: true,
-    words_direct: super::words::DIRECT_BITS,
+    words_direct: DIRECT_BITS,
     words_low: None,
     words_far: None,
     collective_bytes: None,

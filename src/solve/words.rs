@@ -45,6 +45,7 @@ use super::handoff::{pause, Shared};
 use super::sieve::{for_words, prefetch};
 use crate::game::Universe;
 use crate::index::Ranking;
+use crate::report::Progress;
 use crate::store::mapped::MappedBits;
 use rayon::prelude::*;
 use std::io;
@@ -57,13 +58,6 @@ pub const MAX_BITS: u32 = 34;
 
 /// Bits of the arrangement table ([`Combos`]): the 16-bit values by number of ones.
 const LOW_BITS: u32 = 16;
-
-/// Boxes of at most this many `rows + cols` index their bit set by the
-/// word itself (`2^bits` bits: 8 MiB at 13×13), sparing the index's
-/// look-ups; larger ones use the compact index, whose bits fit the caches
-/// better (14×14: 5 MiB instead of 32). The environment variable
-/// `CHOMP_WORDS_DIRECT` overrides it (tests, tuning).
-pub(super) const DIRECT_BITS: u32 = 26;
 
 /// Low bits of a word that the compact index ranks by one look-up; the
 /// high bits select an offset. `bits − 16` within `12..=16` keeps both
@@ -169,16 +163,6 @@ const LEND_BELOW: u64 = 2;
 /// When the bit set cannot be mapped.
 pub fn box_losses(ranking: &Ranking, threads: usize) -> io::Result<BoxLosses> {
     box_losses_watched(ranking, threads, &Progress::default())
-}
-
-/// How far a sieve in memory has gone: `done` of `total` (positions, or
-/// index slots of the word sieve), for progress lines.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Done so far.
-    pub done: AtomicU64,
-    /// Of this many.
-    pub total: AtomicU64,
 }
 
 /// [`box_losses`], reporting the scan's place in `progress`.

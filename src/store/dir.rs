@@ -13,10 +13,11 @@
 //! DIR/.work/                   scratch of a running job (or --work-dir)
 //! ```
 
+use super::atomic::{tmp_path, write_atomic};
 use super::blocked::{self, TableImage};
 use super::format::{self, GrundyTable, Header, Kind, ShardPlace, TableError};
 use super::manifest::{FileEntry, Manifest, ManifestError, Shard, MANIFEST};
-use super::SortedRanks;
+use super::{LossSet, SortedRanks};
 use crate::report::summary::{grundy_histogram_csv, summary_csv, summary_json, winning_moves_csv, LevelStats};
 use roaring::RoaringBitmap;
 use std::fs::{self, File, OpenOptions};
@@ -684,39 +685,6 @@ pub enum TableContent<'a> {
     Grundy(&'a [u8]),
 }
 
-/// The losses of one level, shard by shard: `(first rank, ranks − first)`.
-#[derive(Clone, Debug, Default)]
-pub struct LossSet {
-    /// The shards in rank order.
-    pub parts: Vec<(u64, std::sync::Arc<RoaringBitmap>)>,
-}
-
-impl LossSet {
-    /// Whether the position of rank `rank` loses.
-    pub fn contains(&self, rank: u64) -> bool {
-        let i = self.parts.partition_point(|(first, _)| *first <= rank);
-        i > 0 && {
-            let (first, bits) = &self.parts[i - 1];
-            u32::try_from(rank - first).is_ok_and(|r| bits.contains(r))
-        }
-    }
-
-    /// Number of losses.
-    pub fn len(&self) -> u64 {
-        self.parts.iter().map(|(_, b)| b.len()).sum()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The loss ranks, increasing.
-    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
-        self.parts.iter().flat_map(|(first, b)| b.iter().map(move |r| first + r as u64))
-    }
-}
-
 /// How often the holder of a directory's lock touches its file.
 pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -858,33 +826,6 @@ impl Drop for DirLock {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same
-/// directory, flushed to disk, then renamed over `path`.
-///
-/// # Errors
-/// I/O errors; the temporary file is removed on failure.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TableError> {
-    let tmp = tmp_path(path);
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent() {
-            // Make the rename itself durable; not every filesystem allows this.
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        TableError::io(path, e)
-    })
-}
-
 /// Whether `e` says the file system (or the user's quota) is full.
 fn is_disk_full(e: &TableError) -> bool {
     matches!(e, TableError::Io { source, .. } if matches!(source.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded))
@@ -903,13 +844,6 @@ fn write_renamed(path: &Path, bytes: &[u8]) -> Result<(), TableError> {
         let _ = fs::remove_file(&tmp);
         TableError::io(path, e)
     })
-}
-
-/// The temporary name a file is written under before its rename.
-pub fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp");
-    path.with_file_name(name)
 }
 
 #[cfg(test)]

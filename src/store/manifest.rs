@@ -4,8 +4,8 @@
 //! is also the run's checkpoint: a restarted run continues after
 //! `levels_complete`.
 
+use super::atomic::write_atomic;
 use super::blocked::VERSION_BLOCKED;
-use super::dir::write_atomic;
 use super::format::{TableError, VERSION, VERSION_SHARDED};
 use crate::game::Universe;
 use crate::report::summary::LevelStats;

@@ -3,6 +3,7 @@
 //! directory that owns names, writes, lifecycle and locking, and (for runs)
 //! dense per-level data in memory-mapped files. Byte layouts: `FORMAT.md`.
 
+mod atomic;
 pub mod blocked;
 pub mod convert;
 mod dir;
@@ -12,15 +13,15 @@ pub mod manifest;
 pub mod mapped;
 mod ranks;
 
+pub use atomic::{tmp_path, write_atomic};
 #[cfg(feature = "tool")]
 pub(crate) use dir::host_name;
 pub use dir::{
-    shards_of, tmp_path, write_atomic, DirError, DirLock, LossSet, TableContent, TableDir, GRUNDY_HISTOGRAM_CSV, SUMMARIES, SUMMARY_CSV,
-    SUMMARY_JSON, WINNING_MOVES_CSV,
+    shards_of, DirError, DirLock, TableContent, TableDir, GRUNDY_HISTOGRAM_CSV, SUMMARIES, SUMMARY_CSV, SUMMARY_JSON, WINNING_MOVES_CSV,
 };
 pub use format::{GrundyTable, Header, Kind, ShardPlace, TableError};
 pub use manifest::{file_sha256, sha256_hex, FileEntry, LevelCheck, Manifest, ManifestError, Shard, FORMAT_NAME, MANIFEST};
-pub use ranks::SortedRanks;
+pub use ranks::{LossSet, SortedRanks};
 
 /// Decodes `bytes` as a file of a table directory of unknown kind, checking
 /// everything the format allows a reader to check without the rest of the

@@ -2,9 +2,41 @@
 //! slice (small levels, tests) or a compact set (a run's levels, 2 bytes a
 //! loss at the frontier's density instead of 8).
 
-use super::LossSet;
 use roaring::{RoaringBitmap, RoaringTreemap};
 use std::ops::Range;
+
+/// The losses of one level, shard by shard: `(first rank, ranks − first)`.
+#[derive(Clone, Debug, Default)]
+pub struct LossSet {
+    /// The shards in rank order.
+    pub parts: Vec<(u64, std::sync::Arc<RoaringBitmap>)>,
+}
+
+impl LossSet {
+    /// Whether the position of rank `rank` loses.
+    pub fn contains(&self, rank: u64) -> bool {
+        let i = self.parts.partition_point(|(first, _)| *first <= rank);
+        i > 0 && {
+            let (first, bits) = &self.parts[i - 1];
+            u32::try_from(rank - first).is_ok_and(|r| bits.contains(r))
+        }
+    }
+
+    /// Number of losses.
+    pub fn len(&self) -> u64 {
+        self.parts.iter().map(|(_, b)| b.len()).sum()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The loss ranks, increasing.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.parts.iter().flat_map(|(first, b)| b.iter().map(move |r| first + r as u64))
+    }
+}
 
 /// Increasing, distinct ranks of one level.
 pub trait SortedRanks: Sync {

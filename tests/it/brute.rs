@@ -382,31 +382,33 @@ proptest! {
 /// The plain C sieve of `scripts/reference-sieve.c` (written from the
 /// definition, sharing nothing with the engine: its own ranking, its own
 /// parents of a loss) gives every level's position and loss counts of the
-/// engine, to 64 tiles. It is also the yardstick of the loss sieve in
-/// docs/performance.md.
+/// engine, to 64 tiles, on one thread and on three (OpenMP). It is also the
+/// yardstick of the loss sieve in docs/performance.md.
 #[test]
 fn the_reference_c_sieve_agrees_with_the_engine() {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("reference-sieve");
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reference-sieve.c");
-    let built = std::process::Command::new("cc").args(["-O2", "-o"]).arg(&exe).arg(src).status().expect("a C compiler (cc)");
-    assert!(built.success(), "cc {src}");
-    let out = std::process::Command::new(&exe).arg("64").output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let rows: Vec<(u32, u64, u64)> = text
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<u64> = l.split(',').map(|x| x.parse().unwrap()).collect();
-            (f[0] as u32, f[1], f[2])
-        })
-        .collect();
+    let built = std::process::Command::new("cc").args(["-O2", "-fopenmp", "-o"]).arg(&exe).arg(src).status().expect("a C compiler (cc)");
+    assert!(built.success(), "cc -fopenmp {src}");
     let run = solve(Universe::tiles(64), 0);
     let levels = &run.tables.manifest().levels;
-    assert_eq!(rows.len(), 64);
     assert_eq!(levels.len(), 64);
-    for ((n, positions, losses), level) in rows.iter().zip(levels) {
-        assert_eq!((*n, *positions, *losses), (level.tiles, level.positions, level.losses), "level {n}");
+    for threads in ["1", "3"] {
+        let out = std::process::Command::new(&exe).args(["64", threads]).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rows: Vec<(u32, u64, u64)> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<u64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+                (f[0] as u32, f[1], f[2])
+            })
+            .collect();
+        assert_eq!(rows.len(), 64, "{threads} threads");
+        for ((n, positions, losses), level) in rows.iter().zip(levels) {
+            assert_eq!((*n, *positions, *losses), (level.tiles, level.positions, level.losses), "level {n}, {threads} threads");
+        }
     }
 }

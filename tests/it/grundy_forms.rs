@@ -1,7 +1,7 @@
 //! The closed forms of `docs/math.md` (section 7) and the iChomp rule (section 8) against computed values.
 
 use chomp_tables::game::closed_form::{hook, single_row, two_rows};
-use chomp_tables::game::ichomp::analyze;
+use chomp_tables::read::ichomp::analyze;
 use chomp_tables::{Position, Universe};
 
 use crate::common::{pos, solve, Range, SplitMix};

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod architecture;
 mod box_edge;
 mod boxes;
 mod brute;

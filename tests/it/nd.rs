@@ -5,7 +5,7 @@
 //! commands as a user runs them.
 
 use chomp_tables::nd::table::NdTables;
-use chomp_tables::nd::{solve, Engine, LossOracle, NdError, NdRanking, Solution, MAX_POSITIONS};
+use chomp_tables::nd::{solve, LossOracle, Method, NdError, NdRanking, Solution, MAX_POSITIONS};
 use chomp_tables::solve::{self as job, Options, Plan};
 use chomp_tables::{Outcome, Tables};
 use chomp_tables::{Position, Universe};
@@ -99,7 +99,7 @@ impl Brute {
 fn agree(dims: &[u32]) -> (u64, u64) {
     let mut b = Brute::new(dims);
     b.loss(b.full());
-    let search = Solution::with_engine(NdRanking::new(dims).unwrap(), Engine::Search, |_| {});
+    let search = Solution::with_method(NdRanking::new(dims).unwrap(), Method::Search, |_| {});
     agree_with(&mut b, &search, dims);
     agree_with(&mut b, &solve(dims).unwrap(), dims)
 }

@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context};
 use chomp_tables::cluster::Solo;
-use chomp_tables::game::ichomp;
+use chomp_tables::read::ichomp;
 use chomp_tables::read::{openings as rect, verify as check};
 use chomp_tables::report::{plot, summary};
 use chomp_tables::rng::SplitMix;
@@ -88,7 +88,8 @@ pub fn convert(src: &Path, out: &Path, quiet: bool) -> anyhow::Result<ExitCode> 
 }
 
 pub fn fetch(manifest: &Path, from: &str, out: &Path, opts: &chomp_tables::fetch::FetchOptions, quiet: bool) -> anyhow::Result<ExitCode> {
-    use chomp_tables::fetch::{self as get, Progress};
+    use chomp_tables::fetch as get;
+    use chomp_tables::report::Progress;
     let t0 = Instant::now();
     // Ctrl-C ends the fetch at once and says what stays: the manifest is
     // not written, verified files keep their names, partial files (`NAME.chomp-fetch.part`) resume.
@@ -165,7 +166,7 @@ pub fn openings(dir: Option<&Path>, rect: Option<(u32, u32)>, all: bool, out: Op
         (Some(dir), Some((r, c))) => vec![rect::rectangle_opening(&open(dir)?, r, c)?],
         (None, Some((r, c))) => {
             let universe = chomp_tables::Universe::boxed(r, c);
-            let progress = chomp_tables::solve::Progress::default();
+            let progress = chomp_tables::report::Progress::default();
             let label = format!("solving the {r}x{c} box");
             let words = chomp_tables::solve::uses_word_sieve(&universe);
             box_estimate(&label, &universe, words);

@@ -108,12 +108,6 @@ impl<'a> Parents<'a> {
 /// 0.37 s with 9 (against 9.4 s enumerated, 8.3 s by [`Parents::up`]).
 const PATTERN_ROWS: u32 = 9;
 
-/// A run with at least about this many parents is marked level by level
-/// ([`Parents::by_levels`]): in a square box, the equal-armed hooks, the
-/// tall `[2^(c−1), 1]` and a few others. Not tuned: it only keeps the
-/// patterns' making (a tenth of a second at most) to runs that repay it.
-pub(super) const BY_LEVELS_FROM: u64 = 1 << 24;
-
 /// The longest pattern kept, in bits (4 KiB; the parents below a node
 /// without one are enumerated, down to the rows that have one).
 const PATTERN_BITS: u64 = 1 << 15;

@@ -196,12 +196,12 @@ impl Mode for Counting {
 
 /// A mark in flight: the word, its second word in mode `M`, the bits to
 /// set and whether no other thread writes the word ([`MarkView::plain`]).
-pub(super) type Slot<'a, M> = (&'a AtomicU64, <M as Mode>::Twice<'a>, u64, bool);
+pub(super) type InFlight<'a, M> = (&'a AtomicU64, <M as Mode>::Twice<'a>, u64, bool);
 
 /// Marks in flight: each word to mark is prefetched when queued and written
 /// `RING` marks later, so that the cache misses of the (random) marks overlap.
 pub(super) struct Marker<'a, M: Mode> {
-    pub(super) ring: [Slot<'a, M>; RING],
+    pub(super) ring: [InFlight<'a, M>; RING],
     pub(super) pos: usize,
     /// The thread whose view of the levels ([`Parents::views`]) the marks queued
     /// are in ([`UNBOUND`]: none yet).
@@ -221,7 +221,7 @@ impl<'a, M: Mode> Marker<'a, M> {
 
     /// A slot that writes nothing (mask 0).
     #[inline(always)]
-    fn empty() -> Slot<'a, M> {
+    fn empty() -> InFlight<'a, M> {
         (&NOWHERE, M::none(), 0, false)
     }
 
@@ -233,7 +233,7 @@ impl<'a, M: Mode> Marker<'a, M> {
 
     /// Queues `slot` in slot `pos` of `ring`, writing the mark it held.
     #[inline(always)]
-    pub(super) fn queue(ring: &mut [Slot<'a, M>; RING], pos: &mut usize, slot: Slot<'a, M>) {
+    pub(super) fn queue(ring: &mut [InFlight<'a, M>; RING], pos: &mut usize, slot: InFlight<'a, M>) {
         prefetch(slot.0);
         M::prefetch(slot.1);
         let (word, twice, mask, plain) = std::mem::replace(&mut ring[*pos % RING], slot);

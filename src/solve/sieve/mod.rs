@@ -69,17 +69,6 @@ use std::io;
 use std::ops::RangeInclusive;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A loss whose run (or, in a box, new rows below it) leads to at least
-/// this many parents pushes them from every thread (the environment
-/// variable `CHOMP_PARALLEL_PARENTS` overrides it, for tests): the L shape
-/// `[c, c − 1]` of a box, the hook with equal arms `[a, 1^(a−1)]` of a tile
-/// count (its arm's growths fill an `(a − 1)`-square; at levels 21–45 of a
-/// run to 100 tiles one thread held up the level for 0.2–0.4 s). New rows
-/// below a loss are estimated in boxes only: where rows are unbounded the
-/// estimate (one partition count per pending level, for every loss) would
-/// cost more than it saves.
-pub(super) const PARALLEL_PARENTS: u64 = 1 << 16;
-
 fn parallel_parents() -> u64 {
     super::tunables::get().parallel_parents
 }
@@ -198,11 +187,6 @@ impl Stripe {
     }
 }
 
-/// Thread copies of the mark bits of the next pending levels may hold at
-/// most this share of the bytes of the marks held (the environment
-/// variable `CHOMP_COPY_SHARE` overrides it, for tests and measurements).
-pub(super) const COPY_SHARE: f64 = 0.75;
-
 fn copy_share() -> f64 {
     super::tunables::get().copy_share
 }
@@ -222,10 +206,6 @@ fn copy_budget(marks: u64, share: f64, hold: Holding, threads: usize) -> u64 {
     let budget = (share * marks as f64) as u64;
     hold.window.map_or(budget, |window| budget.min(window.saturating_sub(marks)))
 }
-
-/// Boxes whose mark bits exceed this are sieved in two epochs (the
-/// environment variable `CHOMP_EPOCH_BYTES` overrides it, for tests).
-pub(super) const EPOCH_BYTES: u64 = 256 << 20;
 
 fn epoch_bytes() -> u64 {
     super::tunables::get().epoch_bytes
@@ -443,7 +423,7 @@ impl Frontier {
 
     /// Gives every thread but the first its own copy of the mark bits of
     /// the pending levels above `n`, farthest first, while the copies hold
-    /// at most `copy_share` ([`COPY_SHARE`]) of the bytes of the marks held,
+    /// at most `copy_share` ([`super::tunables::COPY_SHARE`]) of the bytes of the marks held,
     /// and marks and copies fit in the window. Farthest first because the
     /// largest levels take most marks and their bits miss the cache: to 100
     /// tiles three marks in four land in levels 90 and up, and with

@@ -52,6 +52,12 @@ pub(super) struct Parents<'a> {
     pub(super) by_levels_min: u64,
 }
 
+/// A run with at least about this many parents is marked level by level
+/// ([`Parents::by_levels`]): in a square box, the equal-armed hooks, the
+/// tall `[2^(c−1), 1]` and a few others. Not tuned: it only keeps the
+/// patterns' making (a tenth of a second at most) to runs that repay it.
+const BY_LEVELS_FROM: u64 = 1 << 24;
+
 /// Per-task buffers of [`Parents::push_parents`] (kept to avoid allocating per
 /// loss) and the marks it pushed into each level.
 pub(super) struct PushScratch<'a, M: Mode> {
@@ -226,7 +232,7 @@ impl<'a> Parents<'a> {
             two_rows,
             levels_of_top_row,
             whole,
-            by_levels_min: super::by_levels::BY_LEVELS_FROM,
+            by_levels_min: BY_LEVELS_FROM,
             workers,
             bound,
             enumerated: AtomicU64::new(0),

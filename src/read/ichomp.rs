@@ -2,8 +2,8 @@
 //! tile wins). A quadrant of misère value `g` is worth `g + 1` in normal
 //! play, an empty quadrant 0; the game's value is the XOR of the four.
 
+use super::{ProbeError, Tables};
 use crate::game::Position;
-use crate::read::{ProbeError, Tables};
 use serde::Serialize;
 
 /// A winning move of an iChomp position.
