@@ -1,11 +1,17 @@
 /*
  * reference-sieve.c: the losing positions of misère Chomp by tile count, in
- * plain C from the definition, as a yardstick for `chomp bench` (issue 11
- * asks for the engine's losses to 100 tiles in at most 0.6× this sieve's
- * time, measured on the same machine). It shares no code with the engine.
+ * plain C from the definition, as a yardstick for `chomp bench` (the
+ * engine's losses to 100 tiles are measured against this sieve's time on the
+ * same machine, same number of threads). It shares no code with the engine.
  *
- *   cc -O2 -march=native -o /tmp/reference-sieve scripts/reference-sieve.c
- *   /usr/bin/time -v /tmp/reference-sieve 100      # prints tiles,positions,losses
+ *   cc -O2 -march=native -fopenmp -o /tmp/reference-sieve scripts/reference-sieve.c
+ *   /usr/bin/time -v /tmp/reference-sieve 100 2    # N tiles, T threads (default 1);
+ *                                                  # prints tiles,positions,losses
+ *
+ * With T threads the losses of a level are pushed in parallel (OpenMP,
+ * dynamic schedule), every thread with its own ring of prefetched marks;
+ * the marks are atomic ORs (plain ORs with one thread). Without -fopenmp it
+ * runs on one thread whatever T says.
  *
  * Positions of n tiles are partitions of n (rows, top row first, never
  * longer than the row above), ranked lexicographically with shorter rows
@@ -27,6 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define MAXN 200
 
@@ -34,7 +43,14 @@ static int N;
 static uint64_t Q[MAXN + 1][MAXN + 1]; /* Q[s][m]: partitions of s, parts <= m */
 static uint64_t *bits[MAXN + 1];       /* level n: a bit per rank, set = win */
 
-static inline void mark(int n, uint64_t r) { bits[n][r >> 6] |= 1ull << (r & 63); }
+static int threads = 1;
+
+/* Other threads may OR into the same word: atomic ORs with several threads. */
+static inline void or_word(uint64_t *w, uint64_t m) {
+    if (threads > 1) __atomic_fetch_or(w, m, __ATOMIC_RELAXED); else *w |= m;
+}
+
+static inline void mark(int n, uint64_t r) { or_word(&bits[n][r >> 6], 1ull << (r & 63)); }
 
 /* The single marks go through a ring: each word is prefetched when queued
  * and ORed RING marks later, so that the (random) cache misses overlap. Every
@@ -42,22 +58,22 @@ static inline void mark(int n, uint64_t r) { bits[n][r >> 6] |= 1ull << (r & 63)
  * a level ends. (Without it this sieve took 34-35 s to 100 tiles against 28 s.) */
 #define RING 16
 static uint64_t spare;
-static uint64_t *ring_word[RING];
-static uint64_t ring_mask[RING];
-static unsigned ring_at;
+static _Thread_local uint64_t *ring_word[RING];
+static _Thread_local uint64_t ring_mask[RING];
+static _Thread_local unsigned ring_at;
 
 static inline void queue_mark(int n, uint64_t r) {
     uint64_t *w = &bits[n][r >> 6];
     unsigned p = ring_at++ % RING;
     __builtin_prefetch(w, 1, 3);
-    *ring_word[p] |= ring_mask[p];
+    or_word(ring_word[p], ring_mask[p]);
     ring_word[p] = w;
     ring_mask[p] = 1ull << (r & 63);
 }
 
 static void flush_marks(void) {
     for (int p = 0; p < RING; p++) {
-        *ring_word[p] |= ring_mask[p];
+        if (ring_word[p]) or_word(ring_word[p], ring_mask[p]);
         ring_word[p] = &spare;
         ring_mask[p] = 0;
     }
@@ -66,15 +82,15 @@ static void flush_marks(void) {
 static void mark_range(int n, uint64_t lo, uint64_t hi) { /* [lo, hi) */
     uint64_t *w = bits[n];
     while (lo < hi && (lo & 63)) mark(n, lo++);
-    while (lo + 64 <= hi) { w[lo >> 6] = ~0ull; lo += 64; }
+    while (lo + 64 <= hi) { or_word(&w[lo >> 6], ~0ull); lo += 64; }
     while (lo < hi) mark(n, lo++);
 }
 
-/* The loss being pushed: its rows, suffixes, level. */
-static int c[MAXN + 1], suf[MAXN + 2], k, level;
+/* The loss being pushed (each thread its own): its rows, suffixes, level. */
+static _Thread_local int c[MAXN + 1], suf[MAXN + 2], k, level;
 /* head[a][d]: rank contribution of rows 0..a of a parent with d more tiles. */
-static uint64_t head[MAXN + 1][MAXN + 1];
-static int P[MAXN + 1];
+static _Thread_local uint64_t head[MAXN + 1][MAXN + 1];
+static _Thread_local int P[MAXN + 1];
 
 /* Rows a..i of the run are still to choose (bottom-up); rows below are fixed
  * with `s` tiles from row i + 1 on, `mid` their rank contribution within the
@@ -141,7 +157,13 @@ static int unrank(int n, uint64_t r, int *rows) {
 
 int main(int argc, char **argv) {
     N = argc > 1 ? atoi(argv[1]) : 80;
-    if (N < 1 || N > MAXN) { fprintf(stderr, "usage: reference-sieve N (1..%d)\n", MAXN); return 2; }
+    threads = argc > 2 ? atoi(argv[2]) : 1;
+    if (N < 1 || N > MAXN || threads < 1) { fprintf(stderr, "usage: reference-sieve N [THREADS] (N in 1..%d)\n", MAXN); return 2; }
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#else
+    threads = 1;
+#endif
     for (int m = 0; m <= N; m++) Q[0][m] = 1;
     for (int s = 1; s <= N; s++) {
         Q[s][0] = 0;
@@ -151,27 +173,43 @@ int main(int argc, char **argv) {
         bits[n] = calloc((Q[n][n] + 63) / 64 + 1, 8);
         if (!bits[n]) { fprintf(stderr, "out of memory at level %d\n", n); return 1; }
     }
-    for (int p = 0; p < RING; p++) ring_word[p] = &spare; /* empty slots */
+    uint64_t *loss = NULL, cap = 0;
     printf("tiles,positions,losses\n");
     for (int n = 1; n <= N; n++) {
         uint64_t size = Q[n][n], losses = 0;
-        level = n;
+        /* The clear bits of level n are its losses (every mark into it is made). */
         for (uint64_t w = 0; w * 64 < size; w++) {
             uint64_t clear = ~bits[n][w];
             if ((w + 1) * 64 > size) clear &= (1ull << (size - w * 64)) - 1;
             while (clear) {
-                uint64_t r = w * 64 + __builtin_ctzll(clear);
+                if (losses == cap) {
+                    cap = cap ? 2 * cap : 1 << 16;
+                    loss = realloc(loss, cap * sizeof *loss);
+                    if (!loss) { fprintf(stderr, "out of memory at level %d\n", n); return 1; }
+                }
+                loss[losses++] = w * 64 + __builtin_ctzll(clear);
                 clear &= clear - 1;
-                losses++;
-                k = unrank(n, r, c);
-                if (n < N) push();
             }
         }
-        flush_marks();
+        /* Each loss marks its parents in the levels above. */
+        if (n < N) {
+#pragma omp parallel
+            {
+                for (int p = 0; p < RING; p++) ring_word[p] = &spare, ring_mask[p] = 0;
+                level = n;
+#pragma omp for schedule(dynamic, 64)
+                for (uint64_t i = 0; i < losses; i++) {
+                    k = unrank(n, loss[i], c);
+                    push();
+                }
+                flush_marks();
+            }
+        }
         printf("%d,%llu,%llu\n", n, (unsigned long long)size, (unsigned long long)losses);
         fflush(stdout);
         free(bits[n]);
         bits[n] = NULL;
     }
+    free(loss);
     return 0;
 }
