@@ -14,26 +14,18 @@
 // module works however it is installed (a folder, a tarball, copied files) and
 // in a page without an import map. Node's file system module is imported
 // lazily, only to read a local directory.
+//
+// This file is generated: `node js/build.mjs` joins the modules of js/src/
+// (index.js and what it imports), each below under a rule naming it. Edit
+// those and run the build; `node js/build.mjs --check` tells whether this
+// file is up to date.
 
 import { Decompress } from "./vendor/fzstd.js";
 
-/** The default bound of the cache of decoded pages, blocks and tables: 64 MiB. */
-export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+// ------------------------------------------------------------------ src/errors.js
 
-/** Requests to a web server in flight at once, by default. */
-export const DEFAULT_CONCURRENCY = 8;
-
-/** Format-3 tables up to this size are read in one request (a head, a page
- * and a block would be three), kept beside the heads of the opened tables. */
-export const SMALL_TABLE_BYTES = 4 * 1024;
-
-const MAX_TOP = 1024;
-const MAX_SIDE = 255;
-const U32_MAX = 0xffffffff;
-const TWO32 = 4294967296;
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-
-// ------------------------------------------------------------------ errors
+// The errors this package throws: every one a ChompTablesError with a one-line
+// message naming the file, directory or position involved.
 
 /** Every error this package throws: one line, naming the file or directory involved. */
 export class ChompTablesError extends Error {
@@ -59,7 +51,13 @@ function corrupt(path, what) {
   return new TableError(`${path}: ${what}`);
 }
 
-// ------------------------------------------------------------------ checksums
+// ------------------------------------------------------------------ src/bytes.js
+
+// Checksums (CRC-32, SHA-256 by WebCrypto) and the little-endian reads of the
+// table formats (FORMAT.md section 1).
+
+const U32_MAX = 0xffffffff;
+const TWO32 = 4294967296;
 
 const CRC_TABLE = (() => {
   const t = new Uint32Array(256);
@@ -119,174 +117,12 @@ function view(bytes) {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-// ------------------------------------------------------------------ zstd
+// ------------------------------------------------------------------ src/position.js
 
-const ZSTD_MAX_WINDOW = 1 << 27; // libzstd's default limit (ZSTD_WINDOWLOG_LIMIT_DEFAULT)
-const ZSTD_BLOCK_MAX = 1 << 17;
-const TOO_LARGE = Symbol("too large");
+// Positions as the CLI reads them (FORMAT.md section 9), its error messages word
+// for word, and the transpose.
 
-/** Walks a zstd frame's header and block headers without decoding: checks that
- * `data` is exactly one data frame (RFC 8878) and returns what its header says. */
-function zstdFrameInfo(data, path, what) {
-  const n = data.length;
-  const truncated = () => corrupt(path, `${what}: zstd frame truncated`);
-  if (n < 4) throw corrupt(path, `${what}: not a zstd frame`);
-  const magic = (data[0] | (data[1] << 8) | (data[2] << 16) | (data[3] << 24)) >>> 0;
-  if (magic !== 0xfd2fb528) {
-    if ((magic & 0xfffffff0) >>> 0 === 0x184d2a50) throw corrupt(path, `${what}: a skippable zstd frame, not a data frame`);
-    throw corrupt(path, `${what}: not a zstd frame`);
-  }
-  if (n < 5) throw truncated();
-  const fhd = data[4];
-  const fcsFlag = fhd >> 6;
-  const single = (fhd >> 5) & 1;
-  const checksum = (fhd >> 2) & 1;
-  const didFlag = fhd & 3;
-  if (fhd & 8) throw corrupt(path, `${what}: bad zstd frame header: reserved bit set`);
-  let pos = 5;
-  let window = null;
-  if (!single) {
-    if (pos >= n) throw truncated();
-    const wd = data[pos++];
-    const base = 2 ** (10 + (wd >> 3));
-    window = base + (base / 8) * (wd & 7);
-  }
-  const didSize = [0, 1, 2, 4][didFlag];
-  if (pos + didSize > n) throw truncated();
-  let did = 0;
-  for (let i = 0; i < didSize; i++) did += data[pos + i] * 2 ** (8 * i);
-  pos += didSize;
-  if (did !== 0) throw corrupt(path, `${what}: zstd frame needs a dictionary`);
-  const fcsSize = fcsFlag === 0 ? single : [0, 2, 4, 8][fcsFlag];
-  if (pos + fcsSize > n) throw truncated();
-  let contentSize = null;
-  if (fcsSize) {
-    contentSize = 0;
-    for (let i = 0; i < fcsSize; i++) contentSize += data[pos + i] * 2 ** (8 * i);
-    if (fcsSize === 2) contentSize += 256;
-  }
-  pos += fcsSize;
-  if (single) window = contentSize;
-  let rawOut = 0; // bytes that raw and RLE blocks give, known without decoding
-  for (;;) {
-    if (pos + 3 > n) throw truncated();
-    const h = data[pos] | (data[pos + 1] << 8) | (data[pos + 2] << 16);
-    const last = h & 1;
-    const type = (h >> 1) & 3;
-    const size = h >>> 3;
-    pos += 3;
-    if (type === 3) throw corrupt(path, `${what}: bad zstd frame: reserved block type`);
-    if (size > ZSTD_BLOCK_MAX) throw corrupt(path, `${what}: bad zstd frame: a block of ${size} bytes, more than 128 KiB`);
-    if (type === 1) {
-      pos += 1;
-      rawOut += size;
-    } else {
-      pos += size;
-      if (type === 0) rawOut += size;
-    }
-    if (pos > n) throw truncated();
-    if (last) break;
-  }
-  if (checksum) pos += 4;
-  if (pos > n) throw truncated();
-  if (pos < n) throw corrupt(path, `${what}: bytes after the zstd frame`);
-  if (contentSize !== null && rawOut > contentSize) {
-    throw corrupt(path, `${what}: zstd frame holds more than the ${contentSize} bytes its header says`);
-  }
-  return { contentSize, window, rawOut, checksum: checksum === 1 };
-}
-
-const XXH_P1 = 0x9e3779b185ebca87n;
-const XXH_P2 = 0xc2b2ae3d27d4eb4fn;
-const XXH_P3 = 0x165667b19e3779f9n;
-const XXH_P4 = 0x85ebca77c2b2ae63n;
-const XXH_P5 = 0x27d4eb2f165667c5n;
-const M64 = (1n << 64n) - 1n;
-const rotl64 = (x, r) => ((x << r) | (x >> (64n - r))) & M64;
-const xxhRound = (acc, v) => (rotl64((acc + v * XXH_P2) & M64, 31n) * XXH_P1) & M64;
-const xxhMerge = (h, v) => (((h ^ xxhRound(0n, v)) * XXH_P1 + XXH_P4) & M64);
-
-/** XXH64 with seed 0 (what a zstd frame's content checksum keeps the low 32 bits of). */
-function xxh64(bytes) {
-  const dv = view(bytes);
-  const n = bytes.length;
-  let i = 0;
-  let h;
-  if (n >= 32) {
-    let v1 = (XXH_P1 + XXH_P2) & M64;
-    let v2 = XXH_P2;
-    let v3 = 0n;
-    let v4 = (M64 + 1n - XXH_P1) & M64;
-    for (; i + 32 <= n; i += 32) {
-      v1 = xxhRound(v1, dv.getBigUint64(i, true));
-      v2 = xxhRound(v2, dv.getBigUint64(i + 8, true));
-      v3 = xxhRound(v3, dv.getBigUint64(i + 16, true));
-      v4 = xxhRound(v4, dv.getBigUint64(i + 24, true));
-    }
-    h = (rotl64(v1, 1n) + rotl64(v2, 7n) + rotl64(v3, 12n) + rotl64(v4, 18n)) & M64;
-    h = xxhMerge(xxhMerge(xxhMerge(xxhMerge(h, v1), v2), v3), v4);
-  } else h = XXH_P5;
-  h = (h + BigInt(n)) & M64;
-  for (; i + 8 <= n; i += 8) h = (rotl64(h ^ xxhRound(0n, dv.getBigUint64(i, true)), 27n) * XXH_P1 + XXH_P4) & M64;
-  if (i + 4 <= n) {
-    h = (rotl64(h ^ ((BigInt(dv.getUint32(i, true)) * XXH_P1) & M64), 23n) * XXH_P2 + XXH_P3) & M64;
-    i += 4;
-  }
-  for (; i < n; i++) h = (rotl64(h ^ ((BigInt(bytes[i]) * XXH_P5) & M64), 11n) * XXH_P1) & M64;
-  h ^= h >> 33n;
-  h = (h * XXH_P2) & M64;
-  h ^= h >> 29n;
-  h = (h * XXH_P3) & M64;
-  h ^= h >> 32n;
-  return h;
-}
-
-/** Decodes `data` as exactly one zstd data frame of at most `limit` bytes
- * (FORMAT.md sections 10 and 17): the frame's structure is walked first (one
- * frame, no skippable frame, nothing after it), a declared content size is
- * compared with `limit` before decoding, and decoding stops past `limit`. */
-function zstdOneFrame(data, limit, path, what) {
-  data = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  const info = zstdFrameInfo(data, path, what);
-  const tooLarge = () => corrupt(path, `${what}: zstd frame decodes to more than ${limit} bytes`);
-  if (info.contentSize !== null && info.contentSize > limit) throw tooLarge();
-  if (info.rawOut > limit) throw tooLarge();
-  if (info.window > ZSTD_MAX_WINDOW) {
-    throw corrupt(path, `${what}: zstd frame with a window of ${info.window} bytes, more than the ${ZSTD_MAX_WINDOW} this reader allows`);
-  }
-  const chunks = [];
-  let total = 0;
-  const d = new Decompress((chunk) => {
-    total += chunk.length;
-    if (total > limit) throw TOO_LARGE;
-    if (chunk.length) chunks.push(chunk);
-  });
-  try {
-    d.push(data, true);
-  } catch (e) {
-    if (e === TOO_LARGE) throw tooLarge();
-    throw corrupt(path, `${what}: bad zstd frame: ${e && e.message ? e.message : e}`);
-  }
-  if (info.contentSize !== null && total !== info.contentSize) {
-    throw corrupt(path, `${what}: zstd frame decodes to ${total} bytes, its header says ${info.contentSize}`);
-  }
-  let out = chunks.length === 1 ? chunks[0] : new Uint8Array(total);
-  if (chunks.length > 1) {
-    let o = 0;
-    for (const c of chunks) {
-      out.set(c, o);
-      o += c.length;
-    }
-  }
-  if (info.checksum) {
-    // Optional in the format (the writer writes none), checked where present, as libzstd does.
-    const want = view(data).getUint32(data.length - 4, true);
-    if (Number(xxh64(out) & 0xffffffffn) !== want) throw corrupt(path, `${what}: zstd frame checksum mismatch`);
-  }
-  return out;
-}
-
-// ------------------------------------------------------------------ positions
+const MAX_SIDE = 255;
 
 // Rust's char::is_whitespace (the White_Space property), which `chomp` splits on.
 const WHITESPACE = new Set([
@@ -416,7 +252,9 @@ const formatRows = (rows) => rows.join(" ");
 const sum = (rows) => rows.reduce((a, b) => a + b, 0);
 const plural = (n, what) => `${n} ${what}${n === 1 ? "" : "s"}`;
 
-// ------------------------------------------------------------------ ranking
+// ------------------------------------------------------------------ src/ranking.js
+
+// The ranking of positions within a level (FORMAT.md section 8).
 
 /** The ranking of FORMAT.md section 8: positions of a level in lexicographic
  * order of their rows. Counts are Numbers, exact while a level holds at most
@@ -499,7 +337,10 @@ export class Ranking {
   }
 }
 
-// ------------------------------------------------------------------ JSON in canonical form
+// ------------------------------------------------------------------ src/json.js
+
+// JSON in canonical form (FORMAT.md section 3): a strict parser that keeps key
+// order and large integers, and the canonical printer.
 
 // Key order of every parsed object (JS objects put integer-like keys first).
 const KEY_ORDER = new WeakMap();
@@ -658,28 +499,10 @@ function canonicalJson(v, indent = "") {
   return "{\n" + keys.map((k) => inner + JSON.stringify(k) + ": " + canonicalJson(v[k], inner)).join(",\n") + "\n" + indent + "}";
 }
 
-// A level's histogram of winning moves: counts without trailing zeros that
-// add up to its positions, its losses first, then its wins with one winning
-// move, then those with several.
-function checkWinningMoves(level, i, path) {
-  const h = level[LEVEL_FIELD_HISTOGRAM];
-  if (!Array.isArray(h) || h.length === 0 || (h.length > 1 && h[h.length - 1] === 0)) {
-    throw corrupt(path, `invalid manifest: levels[${i}].${LEVEL_FIELD_HISTOGRAM} is not a list of counts ending in a non-zero one`);
-  }
-  h.forEach((c, k) => checkInt(c, `levels[${i}].${LEVEL_FIELD_HISTOGRAM}[${k}]`, path));
-  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-  const got = [sum(h), h[0], h.length > 1 ? h[1] : 0, sum(h.slice(2))];
-  const want = [level.positions, level.losses, level.wins_one_move, level.wins_several_moves];
-  if (!sameList(got, want)) {
-    throw corrupt(path, `invalid manifest: levels[${i}]: its histogram of winning moves disagrees with its counts`);
-  }
-}
+// ------------------------------------------------------------------ src/manifest.js
 
-const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
-const pyList = (l) => "[" + l.map((k) => `'${k}'`).join(", ") + "]";
-
-// ------------------------------------------------------------------ manifest (FORMAT.md sections 3, 10, 14, 17)
+// manifest.json: parsed and checked before any table is read (FORMAT.md
+// sections 3, 10, 14 and 17), and the universe it describes.
 
 const FORMAT_NAME = "chomp-tables";
 const VERSIONS = [1, 2, 3];
@@ -921,7 +744,202 @@ function universeBounds(u) {
   return `at most ${parts.join(", ")} and ${last}`;
 }
 
-// ------------------------------------------------------------------ roaring (FORMAT.md section 6)
+// A level's histogram of winning moves: counts without trailing zeros that
+// add up to its positions, its losses first, then its wins with one winning
+// move, then those with several.
+function checkWinningMoves(level, i, path) {
+  const h = level[LEVEL_FIELD_HISTOGRAM];
+  if (!Array.isArray(h) || h.length === 0 || (h.length > 1 && h[h.length - 1] === 0)) {
+    throw corrupt(path, `invalid manifest: levels[${i}].${LEVEL_FIELD_HISTOGRAM} is not a list of counts ending in a non-zero one`);
+  }
+  h.forEach((c, k) => checkInt(c, `levels[${i}].${LEVEL_FIELD_HISTOGRAM}[${k}]`, path));
+  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+  const got = [sum(h), h[0], h.length > 1 ? h[1] : 0, sum(h.slice(2))];
+  const want = [level.positions, level.losses, level.wins_one_move, level.wins_several_moves];
+  if (!sameList(got, want)) {
+    throw corrupt(path, `invalid manifest: levels[${i}]: its histogram of winning moves disagrees with its counts`);
+  }
+}
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+const pyList = (l) => "[" + l.map((k) => `'${k}'`).join(", ") + "]";
+
+// ------------------------------------------------------------------ src/zstd.js
+
+// zstd: each compressed payload or block is exactly one zstd data frame, walked
+// and bounded before `fzstd` (vendored in vendor/) decodes it; XXH64 for the
+// frame checksums a writer may add.
+
+const ZSTD_MAX_WINDOW = 1 << 27; // libzstd's default limit (ZSTD_WINDOWLOG_LIMIT_DEFAULT)
+const ZSTD_BLOCK_MAX = 1 << 17;
+const TOO_LARGE = Symbol("too large");
+
+/** Walks a zstd frame's header and block headers without decoding: checks that
+ * `data` is exactly one data frame (RFC 8878) and returns what its header says. */
+function zstdFrameInfo(data, path, what) {
+  const n = data.length;
+  const truncated = () => corrupt(path, `${what}: zstd frame truncated`);
+  if (n < 4) throw corrupt(path, `${what}: not a zstd frame`);
+  const magic = (data[0] | (data[1] << 8) | (data[2] << 16) | (data[3] << 24)) >>> 0;
+  if (magic !== 0xfd2fb528) {
+    if ((magic & 0xfffffff0) >>> 0 === 0x184d2a50) throw corrupt(path, `${what}: a skippable zstd frame, not a data frame`);
+    throw corrupt(path, `${what}: not a zstd frame`);
+  }
+  if (n < 5) throw truncated();
+  const fhd = data[4];
+  const fcsFlag = fhd >> 6;
+  const single = (fhd >> 5) & 1;
+  const checksum = (fhd >> 2) & 1;
+  const didFlag = fhd & 3;
+  if (fhd & 8) throw corrupt(path, `${what}: bad zstd frame header: reserved bit set`);
+  let pos = 5;
+  let window = null;
+  if (!single) {
+    if (pos >= n) throw truncated();
+    const wd = data[pos++];
+    const base = 2 ** (10 + (wd >> 3));
+    window = base + (base / 8) * (wd & 7);
+  }
+  const didSize = [0, 1, 2, 4][didFlag];
+  if (pos + didSize > n) throw truncated();
+  let did = 0;
+  for (let i = 0; i < didSize; i++) did += data[pos + i] * 2 ** (8 * i);
+  pos += didSize;
+  if (did !== 0) throw corrupt(path, `${what}: zstd frame needs a dictionary`);
+  const fcsSize = fcsFlag === 0 ? single : [0, 2, 4, 8][fcsFlag];
+  if (pos + fcsSize > n) throw truncated();
+  let contentSize = null;
+  if (fcsSize) {
+    contentSize = 0;
+    for (let i = 0; i < fcsSize; i++) contentSize += data[pos + i] * 2 ** (8 * i);
+    if (fcsSize === 2) contentSize += 256;
+  }
+  pos += fcsSize;
+  if (single) window = contentSize;
+  let rawOut = 0; // bytes that raw and RLE blocks give, known without decoding
+  for (;;) {
+    if (pos + 3 > n) throw truncated();
+    const h = data[pos] | (data[pos + 1] << 8) | (data[pos + 2] << 16);
+    const last = h & 1;
+    const type = (h >> 1) & 3;
+    const size = h >>> 3;
+    pos += 3;
+    if (type === 3) throw corrupt(path, `${what}: bad zstd frame: reserved block type`);
+    if (size > ZSTD_BLOCK_MAX) throw corrupt(path, `${what}: bad zstd frame: a block of ${size} bytes, more than 128 KiB`);
+    if (type === 1) {
+      pos += 1;
+      rawOut += size;
+    } else {
+      pos += size;
+      if (type === 0) rawOut += size;
+    }
+    if (pos > n) throw truncated();
+    if (last) break;
+  }
+  if (checksum) pos += 4;
+  if (pos > n) throw truncated();
+  if (pos < n) throw corrupt(path, `${what}: bytes after the zstd frame`);
+  if (contentSize !== null && rawOut > contentSize) {
+    throw corrupt(path, `${what}: zstd frame holds more than the ${contentSize} bytes its header says`);
+  }
+  return { contentSize, window, rawOut, checksum: checksum === 1 };
+}
+
+const XXH_P1 = 0x9e3779b185ebca87n;
+const XXH_P2 = 0xc2b2ae3d27d4eb4fn;
+const XXH_P3 = 0x165667b19e3779f9n;
+const XXH_P4 = 0x85ebca77c2b2ae63n;
+const XXH_P5 = 0x27d4eb2f165667c5n;
+const M64 = (1n << 64n) - 1n;
+const rotl64 = (x, r) => ((x << r) | (x >> (64n - r))) & M64;
+const xxhRound = (acc, v) => (rotl64((acc + v * XXH_P2) & M64, 31n) * XXH_P1) & M64;
+const xxhMerge = (h, v) => (((h ^ xxhRound(0n, v)) * XXH_P1 + XXH_P4) & M64);
+
+/** XXH64 with seed 0 (what a zstd frame's content checksum keeps the low 32 bits of). */
+function xxh64(bytes) {
+  const dv = view(bytes);
+  const n = bytes.length;
+  let i = 0;
+  let h;
+  if (n >= 32) {
+    let v1 = (XXH_P1 + XXH_P2) & M64;
+    let v2 = XXH_P2;
+    let v3 = 0n;
+    let v4 = (M64 + 1n - XXH_P1) & M64;
+    for (; i + 32 <= n; i += 32) {
+      v1 = xxhRound(v1, dv.getBigUint64(i, true));
+      v2 = xxhRound(v2, dv.getBigUint64(i + 8, true));
+      v3 = xxhRound(v3, dv.getBigUint64(i + 16, true));
+      v4 = xxhRound(v4, dv.getBigUint64(i + 24, true));
+    }
+    h = (rotl64(v1, 1n) + rotl64(v2, 7n) + rotl64(v3, 12n) + rotl64(v4, 18n)) & M64;
+    h = xxhMerge(xxhMerge(xxhMerge(xxhMerge(h, v1), v2), v3), v4);
+  } else h = XXH_P5;
+  h = (h + BigInt(n)) & M64;
+  for (; i + 8 <= n; i += 8) h = (rotl64(h ^ xxhRound(0n, dv.getBigUint64(i, true)), 27n) * XXH_P1 + XXH_P4) & M64;
+  if (i + 4 <= n) {
+    h = (rotl64(h ^ ((BigInt(dv.getUint32(i, true)) * XXH_P1) & M64), 23n) * XXH_P2 + XXH_P3) & M64;
+    i += 4;
+  }
+  for (; i < n; i++) h = (rotl64(h ^ ((BigInt(bytes[i]) * XXH_P5) & M64), 11n) * XXH_P1) & M64;
+  h ^= h >> 33n;
+  h = (h * XXH_P2) & M64;
+  h ^= h >> 29n;
+  h = (h * XXH_P3) & M64;
+  h ^= h >> 32n;
+  return h;
+}
+
+/** Decodes `data` as exactly one zstd data frame of at most `limit` bytes
+ * (FORMAT.md sections 10 and 17): the frame's structure is walked first (one
+ * frame, no skippable frame, nothing after it), a declared content size is
+ * compared with `limit` before decoding, and decoding stops past `limit`. */
+function zstdOneFrame(data, limit, path, what) {
+  data = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const info = zstdFrameInfo(data, path, what);
+  const tooLarge = () => corrupt(path, `${what}: zstd frame decodes to more than ${limit} bytes`);
+  if (info.contentSize !== null && info.contentSize > limit) throw tooLarge();
+  if (info.rawOut > limit) throw tooLarge();
+  if (info.window > ZSTD_MAX_WINDOW) {
+    throw corrupt(path, `${what}: zstd frame with a window of ${info.window} bytes, more than the ${ZSTD_MAX_WINDOW} this reader allows`);
+  }
+  const chunks = [];
+  let total = 0;
+  const d = new Decompress((chunk) => {
+    total += chunk.length;
+    if (total > limit) throw TOO_LARGE;
+    if (chunk.length) chunks.push(chunk);
+  });
+  try {
+    d.push(data, true);
+  } catch (e) {
+    if (e === TOO_LARGE) throw tooLarge();
+    throw corrupt(path, `${what}: bad zstd frame: ${e && e.message ? e.message : e}`);
+  }
+  if (info.contentSize !== null && total !== info.contentSize) {
+    throw corrupt(path, `${what}: zstd frame decodes to ${total} bytes, its header says ${info.contentSize}`);
+  }
+  let out = chunks.length === 1 ? chunks[0] : new Uint8Array(total);
+  if (chunks.length > 1) {
+    let o = 0;
+    for (const c of chunks) {
+      out.set(c, o);
+      o += c.length;
+    }
+  }
+  if (info.checksum) {
+    // Optional in the format (the writer writes none), checked where present, as libzstd does.
+    const want = view(data).getUint32(data.length - 4, true);
+    if (Number(xxh64(out) & 0xffffffffn) !== want) throw corrupt(path, `${what}: zstd frame checksum mismatch`);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ src/roaring.js
+
+// Roaring bitmaps read in place from their portable serialization (FORMAT.md
+// section 6): the loss sets of formats 1 and 2.
 
 const ROARING_NO_RUNS = 12346;
 const ROARING_RUNS = 12347;
@@ -1111,7 +1129,10 @@ class SerializedRoaring {
   }
 }
 
-// ------------------------------------------------------------------ table files, formats 1 and 2 (FORMAT.md sections 5, 7, 14)
+// ------------------------------------------------------------------ src/whole.js
+
+// Table files of formats 1 and 2, read whole and checked (FORMAT.md sections 5,
+// 7 and 14): the header, the loss set, Grundy values by block.
 
 const MAGIC = [0x43, 0x48, 0x4f, 0x4d, 0x50, 0x54, 0x42, 0x4c]; // "CHOMPTBL"
 const KIND_LOSSES = 1;
@@ -1223,7 +1244,11 @@ class GrundyTable {
   }
 }
 
-// ------------------------------------------------------------------ format 3 (FORMAT.md section 17)
+// ------------------------------------------------------------------ src/blocks.js
+
+// Format 3 (FORMAT.md section 17): a table's checked head, its index pages
+// and its blocks, each checked against its digest along the chain
+// manifest -> head SHA-256 -> index page digest -> block digest.
 
 const FIXED_LEN = 88;
 const DIGEST_LEN = 16;
@@ -1379,7 +1404,9 @@ class Head {
   }
 }
 
-// ------------------------------------------------------------------ cache
+// ------------------------------------------------------------------ src/cache.js
+
+// The cache of checked, decoded pages, blocks and tables.
 
 /** Least recently used entries, bounded by the bytes they hold. */
 class ByteLru {
@@ -1414,279 +1441,18 @@ class ByteLru {
   }
 }
 
-// ------------------------------------------------------------------ sources: where the bytes come from
+// ------------------------------------------------------------------ src/tables.js
 
-const isNode = typeof process !== "undefined" && process.versions != null && process.versions.node != null;
+// The reader itself: an open table directory, and what it answers of a
+// position (`chomp query --json`), checked against the rules of the game.
 
-const ERRNO = {
-  ENOENT: "No such file or directory",
-  EACCES: "Permission denied",
-  EISDIR: "Is a directory",
-  ENOTDIR: "Not a directory",
-  EPERM: "Operation not permitted",
-};
+/** Format-3 tables up to this size are read in one request (a head, a page
+ * and a block would be three), kept beside the heads of the opened tables. */
+export const SMALL_TABLE_BYTES = 4 * 1024;
 
-/** An exception's message, with its cause (Node's fetch says only "fetch failed"). */
-function why(e) {
-  let s = (e && e.message) || String(e);
-  if (e && e.cause && e.cause.message) s += ` (${e.cause.message})`;
-  return s;
-}
+const MAX_TOP = 1024;
 
-function notFound(message) {
-  const e = new TableError(message);
-  e.notFound = true;
-  return e;
-}
-
-/** At most `n` tasks at once; the others wait their turn, first come first served. */
-class Slots {
-  constructor(n) {
-    this.free = n;
-    this.waiting = [];
-  }
-
-  async run(task) {
-    if (this.free > 0) this.free--;
-    else await new Promise((resolve) => this.waiting.push(resolve));
-    try {
-      return await task();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free++;
-    }
-  }
-}
-
-let fsPromise = null;
-
-function nodeFs() {
-  if (!fsPromise) fsPromise = import("node:fs/promises");
-  return fsPromise;
-}
-
-/** A local directory, read with positioned reads (Node). */
-class NodeDirSource {
-  constructor(dir, stats) {
-    this.dir = dir;
-    this.label = dir;
-    this.stats = stats;
-    this.slots = new Slots(32); // open files at once
-  }
-
-  path(rel) {
-    return /[\\/]$/.test(this.dir) ? this.dir + rel : `${this.dir}/${rel}`;
-  }
-
-  fail(rel, e) {
-    const why = (e && ERRNO[e.code]) || (e && e.message) || String(e);
-    const err = new TableError(`${this.path(rel)}: ${why}`);
-    if (e && (e.code === "ENOENT" || e.code === "ENOTDIR")) err.notFound = true;
-    return err;
-  }
-
-  async readAll(rel) {
-    const fs = await nodeFs();
-    let data;
-    try {
-      data = await fs.readFile(this.path(rel));
-    } catch (e) {
-      throw this.fail(rel, e);
-    }
-    this.stats.requests++;
-    this.stats.bytesRead += data.length;
-    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  }
-
-  readRange(rel, offset, length) {
-    return this.slots.run(() => this.pread(rel, offset, length));
-  }
-
-  async pread(rel, offset, length) {
-    const fs = await nodeFs();
-    let fh;
-    try {
-      fh = await fs.open(this.path(rel), "r");
-    } catch (e) {
-      throw this.fail(rel, e);
-    }
-    try {
-      const total = (await fh.stat()).size;
-      const want = Math.max(0, Math.min(length, total - offset));
-      const data = new Uint8Array(want);
-      let got = 0;
-      while (got < want) {
-        const { bytesRead } = await fh.read(data, got, want - got, offset + got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-      }
-      this.stats.requests++;
-      this.stats.bytesRead += got;
-      return { data: got === want ? data : data.subarray(0, got), total };
-    } catch (e) {
-      throw this.fail(rel, e);
-    } finally {
-      await fh.close();
-    }
-  }
-
-  async describeMissing() {
-    const fs = await nodeFs();
-    try {
-      const st = await fs.stat(this.dir);
-      return st.isDirectory() ? "no manifest.json; not a chomp table directory" : "a file, not a table directory";
-    } catch {
-      return "no such directory (no manifest.json)";
-    }
-  }
-}
-
-/** Most ranges asked in one request of a pack (a header line of about 2 KB). */
-export const PACK_RANGES = 96;
-
-/**
- * A site's tables packed into one file (`chomp site --pack`): each table
- * file's bytes lie at an offset of the pack (`index`: name → [offset,
- * bytes]). The reads issued together (a question's heads, then its pages,
- * then its blocks) go out as one request of several ranges, which the
- * server answers with multipart/byteranges (nginx, Apache); a server that
- * answers otherwise gets one range a request from then on, and one that
- * ignores Range (a 200 with the whole pack, as `python3 -m http.server`
- * answers) has its pack read whole once and kept. Files not in the pack
- * (manifest.json) are read from the directory as before. What is read is
- * checked exactly as from the table files themselves.
- */
-class PackSource {
-  constructor(http, packRel, index) {
-    this.http = http;
-    this.label = http.label;
-    this.stats = http.stats;
-    this.packRel = packRel;
-    this.index = index;
-    this.queue = [];
-    this.flushing = false;
-    this.multi = true;
-    // The whole pack (a promise of its bytes), once a server has answered a
-    // single range with all of it: a server that ignores Range.
-    this.whole = null;
-  }
-
-  path(rel) {
-    return this.http.path(rel);
-  }
-
-  describeMissing() {
-    return this.http.describeMissing();
-  }
-
-  async readAll(rel) {
-    const at = this.index.get(rel);
-    if (!at) return this.http.readAll(rel);
-    return (await this.readRange(rel, 0, at[1])).data;
-  }
-
-  readRange(rel, offset, length) {
-    const at = this.index.get(rel);
-    if (!at) return this.http.readRange(rel, offset, length);
-    if (length === 0) return Promise.resolve({ data: new Uint8Array(0), total: at[1] });
-    if (offset + length > at[1]) {
-      // Past the file's end: the bytes there (none, or part) and its size, as a server answers.
-      const have = Math.max(0, at[1] - offset);
-      if (have === 0) return Promise.resolve({ data: new Uint8Array(0), total: at[1] });
-      return this.readRange(rel, offset, have);
-    }
-    return new Promise((resolve, reject) => {
-      this.queue.push({ rel, start: at[0] + offset, length, total: at[1], resolve, reject });
-      if (!this.flushing) {
-        this.flushing = true;
-        // A macrotask later: every read the same wave of the question issues has joined.
-        setTimeout(() => this.flush(), 0);
-      }
-    });
-  }
-
-  flush() {
-    this.flushing = false;
-    const all = this.queue.splice(0);
-    if (this.whole) {
-      this.fromWhole(all);
-      return;
-    }
-    all.sort((a, b) => a.start - b.start || a.length - b.length);
-    const per = this.multi ? PACK_RANGES : 1;
-    for (let i = 0; i < all.length; i += per) {
-      const batch = all.slice(i, i + per);
-      this.fetchBatch(batch).catch((e) => batch.forEach((r) => r.reject(e)));
-    }
-  }
-
-  async fetchBatch(batch) {
-    const spans = batch.map((r) => `${r.start}-${r.start + r.length - 1}`);
-    const rel = this.packRel;
-    const url = this.http.path(rel);
-    if (this.whole) {
-      this.fromWhole(batch);
-      return;
-    }
-    const missed = await this.http.request(rel, { Range: `bytes=${[...new Set(spans)].join(",")}` }, async (res) => {
-      if (res.status === 200 && (batch.length === 1 || this.whole)) {
-        // One range answered with the whole pack: Range is ignored. Read it once, keep it.
-        if (this.whole) {
-          if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
-        } else {
-          this.whole = this.http.body(rel, res);
-          this.whole.catch(() => (this.whole = null));
-        }
-        return batch;
-      }
-      if (res.status !== 206) {
-        if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
-        if (res.status === 200) return batch; // several ranges answered whole: ask one at a time
-        throw this.http.status(rel, res);
-      }
-      const body = await this.http.body(rel, res);
-      const type = res.headers.get("content-type") || "";
-      const parts = /^multipart\/byteranges/i.test(type) ? multipartParts(url, type, body) : [singlePart(url, res, body)];
-      const left = [];
-      for (const r of batch) {
-        const part = parts.find((p) => p.first <= r.start && r.start + r.length - 1 <= p.last);
-        if (part) r.resolve({ data: part.data.subarray(r.start - part.first, r.start - part.first + r.length), total: r.total });
-        else left.push(r);
-      }
-      return left;
-    });
-    if (this.whole && missed.length > 0) {
-      await this.fromWhole(missed);
-      return;
-    }
-    if (missed.length > 0) {
-      if (missed.length === batch.length && batch.length === 1) throw new TableError(`${url}: the server did not answer the range asked for`);
-      // The server answers one range a request (or some of them): so be it.
-      this.multi = false;
-      for (const r of missed) this.fetchBatch([r]).catch((e) => r.reject(e));
-    }
-  }
-
-  /** Answers `reads` from the whole pack once it has arrived (a read past its end is an error). */
-  async fromWhole(reads) {
-    let whole;
-    try {
-      whole = await this.whole;
-    } catch (e) {
-      reads.forEach((r) => r.reject(e));
-      return;
-    }
-    for (const r of reads) {
-      if (r.start + r.length > whole.length) {
-        const at = `bytes ${r.start}-${r.start + r.length - 1}`;
-        r.reject(new TableError(`${this.http.path(this.packRel)}: ${whole.length} bytes, too short for ${r.rel} (${at})`));
-      } else {
-        r.resolve({ data: whole.subarray(r.start, r.start + r.length), total: r.total });
-      }
-    }
-  }
-}
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 /** The levels a run has completed, in words (as the Rust reader says it). */
 function completedLevels(complete) {
@@ -1694,280 +1460,6 @@ function completedLevels(complete) {
   if (complete === 1) return "only level 1 is complete";
   return `levels 1-${complete} are complete`;
 }
-
-/** A Content-Range value `bytes FIRST-LAST/TOTAL` (TOTAL may be `*`, then null); null if it is not one. */
-function contentRange(value) {
-  const m = value === null ? null : /^bytes\s+(\d+)-(\d+)\/(\d+|\*)$/i.exec(value.trim());
-  return m && { first: Number(m[1]), last: Number(m[2]), total: m[3] === "*" ? null : Number(m[3]) };
-}
-
-/** The one part of a 206 answer to a range request: its span and bytes. */
-function singlePart(url, res, body) {
-  const cr = res.headers.get("content-range");
-  const span = contentRange(cr);
-  if (!span || span.last - span.first + 1 !== body.length) {
-    throw new TableError(`${url}: a range answered with Content-Range ${JSON.stringify(cr)} and ${body.length} bytes`);
-  }
-  return { first: span.first, last: span.last, data: body };
-}
-
-/** The parts of a multipart/byteranges body (RFC 9110, section 14.6), read by their Content-Range lengths. */
-function multipartParts(url, type, body) {
-  const bm = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(type);
-  if (!bm) throw new TableError(`${url}: multipart answer without a boundary`);
-  const dash = new TextEncoder().encode(`--${bm[1] || bm[2]}`);
-  const bad = (what) => new TableError(`${url}: malformed multipart/byteranges answer: ${what}`);
-  const at = (i, bytes) => bytes.every((b, k) => body[i + k] === b);
-  const text = new TextDecoder();
-  const parts = [];
-  let i = 0;
-  for (;;) {
-    // Skip the line ends before a delimiter.
-    while (body[i] === 13 || body[i] === 10) i++;
-    if (!at(i, dash)) throw bad("no boundary where a part should start");
-    i += dash.length;
-    if (body[i] === 45 && body[i + 1] === 45) return parts; // the closing delimiter
-    // The part's header lines, up to an empty line.
-    let first = -1;
-    let last = -1;
-    for (;;) {
-      let end = i;
-      while (end < body.length && body[end] !== 10) end++;
-      if (end >= body.length) throw bad("a part's headers do not end");
-      const line = text.decode(body.subarray(i, end)).replace(/\r$/, "");
-      i = end + 1;
-      if (line === "" && first >= 0) break;
-      const header = /^content-range:(.*)$/i.exec(line);
-      const span = header && contentRange(header[1]);
-      if (span) ({ first, last } = span);
-    }
-    const len = last - first + 1;
-    if (!(len > 0) || i + len > body.length) throw bad("a part shorter than its Content-Range");
-    parts.push({ first, last, data: body.subarray(i, i + len) });
-    i += len;
-  }
-}
-
-/** A table directory on a web server (any static host), read with HTTP Range requests. */
-class HttpSource {
-  constructor(url, fetchFn, stats, concurrency) {
-    this.base = url.endsWith("/") ? url : url + "/";
-    this.label = url;
-    this.fetch = fetchFn;
-    this.stats = stats;
-    // Requests in flight at once (a question at 150 tiles looks up 149 levels):
-    // the rest wait their turn, as a browser queues them per host.
-    this.slots = new Slots(concurrency);
-  }
-
-  path(rel) {
-    return new URL(rel, this.base).href;
-  }
-
-  /** `fetch`, then `use(response)`, holding one of the slots throughout. */
-  async request(rel, headers, use) {
-    const url = this.path(rel);
-    return this.slots.run(async () => {
-      let res;
-      try {
-        res = await this.fetch(url, headers ? { headers } : undefined);
-      } catch (e) {
-        throw new TableError(`${url}: ${why(e)}`);
-      }
-      this.stats.requests++;
-      return use(res);
-    });
-  }
-
-  async body(rel, res) {
-    let buf;
-    try {
-      buf = new Uint8Array(await res.arrayBuffer());
-    } catch (e) {
-      throw new TableError(`${this.path(rel)}: ${why(e)}`);
-    }
-    this.stats.bytesRead += buf.length;
-    return buf;
-  }
-
-  status(rel, res) {
-    const why = `HTTP ${res.status}${res.statusText ? " " + res.statusText : ""}`;
-    return res.status === 404 || res.status === 410 ? notFound(`${this.path(rel)}: ${why}`) : new TableError(`${this.path(rel)}: ${why}`);
-  }
-
-  async readAll(rel) {
-    return this.request(rel, null, async (res) => {
-      if (res.status !== 200) {
-        if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
-        throw this.status(rel, res);
-      }
-      return this.body(rel, res);
-    });
-  }
-
-  async readRange(rel, offset, length) {
-    if (length === 0) return { data: new Uint8Array(0), total: null };
-    const last = offset + length - 1;
-    return this.request(rel, { Range: `bytes=${offset}-${last}` }, (res) => this.ranged(rel, offset, length, res));
-  }
-
-  async ranged(rel, offset, length, res) {
-    const last = offset + length - 1;
-    if (res.status === 206) {
-      const cr = res.headers.get("content-range");
-      let total = null;
-      if (cr !== null) {
-        // Readable on the same origin, or where the server exposes it (CORS).
-        const span = contentRange(cr);
-        if (!span || span.first !== offset || span.last > last) {
-          throw new TableError(`${this.path(rel)}: the server answered bytes ${offset}-${last} with Content-Range ${JSON.stringify(cr)}`);
-        }
-        total = span.total;
-      }
-      const data = await this.body(rel, res);
-      if (data.length > length) throw new TableError(`${this.path(rel)}: the server answered ${length} bytes at ${offset} with ${data.length}`);
-      return { data, total };
-    }
-    if (res.status === 200) {
-      // A server that ignores Range sends the whole file: take the bytes asked for.
-      const data = await this.body(rel, res);
-      return { data: data.subarray(offset, offset + length), total: data.length };
-    }
-    if (res.status === 416) {
-      const cr = res.headers.get("content-range");
-      const m = cr && /\/(\d+)$/.exec(cr.trim());
-      if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
-      return { data: new Uint8Array(0), total: m ? Number(m[1]) : null };
-    }
-    if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
-    throw this.status(rel, res);
-  }
-
-  async describeMissing() {
-    return "no manifest.json; not a chomp table directory";
-  }
-}
-
-/** Files in memory or picked by the user: a Map of relative path -> File, Blob,
- * Uint8Array or ArrayBuffer, or a browser directory handle (File System Access API). */
-class BlobSource {
-  constructor(lookup, label, stats) {
-    this.lookup = lookup;
-    this.label = label;
-    this.stats = stats;
-  }
-
-  path(rel) {
-    return this.label ? `${this.label}/${rel}` : rel;
-  }
-
-  async file(rel) {
-    let f;
-    try {
-      f = await this.lookup(rel);
-    } catch (e) {
-      if (e && (e.name === "NotFoundError" || e.name === "TypeMismatchError")) throw notFound(`${this.path(rel)}: No such file or directory`);
-      throw new TableError(`${this.path(rel)}: ${(e && e.message) || e}`);
-    }
-    if (f === undefined || f === null) throw notFound(`${this.path(rel)}: No such file or directory`);
-    if (f instanceof ArrayBuffer) return new Uint8Array(f);
-    return f;
-  }
-
-  async slice(rel, f, start, end) {
-    let data;
-    if (ArrayBuffer.isView(f)) data = new Uint8Array(f.buffer, f.byteOffset, f.byteLength).subarray(start, end);
-    else {
-      try {
-        data = new Uint8Array(await f.slice(start, end).arrayBuffer());
-      } catch (e) {
-        throw new TableError(`${this.path(rel)}: ${(e && e.message) || e}`);
-      }
-    }
-    this.stats.requests++;
-    this.stats.bytesRead += data.length;
-    return data;
-  }
-
-  async readAll(rel) {
-    const f = await this.file(rel);
-    return this.slice(rel, f, 0, ArrayBuffer.isView(f) ? f.byteLength : f.size);
-  }
-
-  async readRange(rel, offset, length) {
-    const f = await this.file(rel);
-    const total = ArrayBuffer.isView(f) ? f.byteLength : f.size;
-    return { data: await this.slice(rel, f, offset, offset + length), total };
-  }
-
-  async describeMissing() {
-    return "no manifest.json; not a chomp table directory";
-  }
-}
-
-function dirHandleLookup(handle) {
-  const files = new Map();
-  return (rel) => {
-    let p = files.get(rel);
-    if (!p) {
-      p = (async () => {
-        const parts = rel.split("/");
-        let dir = handle;
-        for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part);
-        return (await dir.getFileHandle(parts[parts.length - 1])).getFile();
-      })();
-      files.set(rel, p);
-      p.catch(() => files.delete(rel));
-    }
-    return p;
-  };
-}
-
-function makeSource(source, options, stats) {
-  const src = makeDirSource(source, options, stats);
-  if (options.pack === undefined) return src;
-  const pk = options.pack;
-  if (!(src instanceof HttpSource) || !pk || typeof pk.file !== "string" || !pk.files || typeof pk.files !== "object") {
-    throw new ChompTablesError("openTables: pack is {file, files: {name: [offset, bytes]}} (site.json's) and needs a URL");
-  }
-  const index = new Map();
-  for (const [rel, at] of Object.entries(pk.files)) {
-    if (!Array.isArray(at) || at.length !== 2 || !at.every((v) => Number.isSafeInteger(v) && v >= 0)) {
-      throw new ChompTablesError(`openTables: pack.files[${JSON.stringify(rel)}] is not [offset, bytes]`);
-    }
-    index.set(rel, at);
-  }
-  return new PackSource(src, pk.file, index);
-}
-
-function makeDirSource(source, options, stats) {
-  const fetchFn = options.fetch || (globalThis.fetch && globalThis.fetch.bind(globalThis));
-  const http = (url) => {
-    if (!fetchFn) throw new ChompTablesError("no fetch function: pass options.fetch");
-    return new HttpSource(url, fetchFn, stats, options.concurrency === undefined ? DEFAULT_CONCURRENCY : options.concurrency);
-  };
-  if (typeof source === "string") {
-    if (/^https?:\/\//i.test(source)) return http(source);
-    if (/^file:\/\//i.test(source) && isNode) return new NodeDirSource(decodeURIComponent(new URL(source).pathname), stats);
-    if (isNode) return new NodeDirSource(source, stats);
-    // In a browser, a relative or absolute URL of the page's own site.
-    return http(new URL(source, globalThis.location ? globalThis.location.href : undefined).href);
-  }
-  if (typeof URL !== "undefined" && source instanceof URL) {
-    if (source.protocol === "file:" && isNode) return new NodeDirSource(decodeURIComponent(source.pathname), stats);
-    return http(source.href);
-  }
-  if (source instanceof Map) {
-    const label = typeof options.label === "string" ? options.label : "";
-    return new BlobSource((rel) => source.get(rel), label, stats);
-  }
-  if (source && typeof source.getFileHandle === "function" && typeof source.getDirectoryHandle === "function") {
-    return new BlobSource(dirHandleLookup(source), typeof options.label === "string" ? options.label : source.name || "", stats);
-  }
-  throw new ChompTablesError("openTables: give a URL, a directory path (Node), a Map of relative paths to Files/Blobs or a directory handle");
-}
-
-// ------------------------------------------------------------------ the reader
 
 const pad4 = (n) => String(n).padStart(4, "0");
 
@@ -2328,6 +1820,573 @@ export class Tables {
   }
 }
 
+// ------------------------------------------------------------------ src/sources.js
+
+// Where the bytes come from: a local directory (Node), files in memory or
+// picked by the user (a Map, a directory handle); the helpers every source
+// shares. A web server: http.js.
+
+const isNode = typeof process !== "undefined" && process.versions != null && process.versions.node != null;
+
+const ERRNO = {
+  ENOENT: "No such file or directory",
+  EACCES: "Permission denied",
+  EISDIR: "Is a directory",
+  ENOTDIR: "Not a directory",
+  EPERM: "Operation not permitted",
+};
+
+/** An exception's message, with its cause (Node's fetch says only "fetch failed"). */
+function why(e) {
+  let s = (e && e.message) || String(e);
+  if (e && e.cause && e.cause.message) s += ` (${e.cause.message})`;
+  return s;
+}
+
+function notFound(message) {
+  const e = new TableError(message);
+  e.notFound = true;
+  return e;
+}
+
+/** At most `n` tasks at once; the others wait their turn, first come first served. */
+class Slots {
+  constructor(n) {
+    this.free = n;
+    this.waiting = [];
+  }
+
+  async run(task) {
+    if (this.free > 0) this.free--;
+    else await new Promise((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}
+
+let fsPromise = null;
+
+function nodeFs() {
+  if (!fsPromise) fsPromise = import("node:fs/promises");
+  return fsPromise;
+}
+
+/** A local directory, read with positioned reads (Node). */
+class NodeDirSource {
+  constructor(dir, stats) {
+    this.dir = dir;
+    this.label = dir;
+    this.stats = stats;
+    this.slots = new Slots(32); // open files at once
+  }
+
+  path(rel) {
+    return /[\\/]$/.test(this.dir) ? this.dir + rel : `${this.dir}/${rel}`;
+  }
+
+  fail(rel, e) {
+    const why = (e && ERRNO[e.code]) || (e && e.message) || String(e);
+    const err = new TableError(`${this.path(rel)}: ${why}`);
+    if (e && (e.code === "ENOENT" || e.code === "ENOTDIR")) err.notFound = true;
+    return err;
+  }
+
+  async readAll(rel) {
+    const fs = await nodeFs();
+    let data;
+    try {
+      data = await fs.readFile(this.path(rel));
+    } catch (e) {
+      throw this.fail(rel, e);
+    }
+    this.stats.requests++;
+    this.stats.bytesRead += data.length;
+    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  }
+
+  readRange(rel, offset, length) {
+    return this.slots.run(() => this.pread(rel, offset, length));
+  }
+
+  async pread(rel, offset, length) {
+    const fs = await nodeFs();
+    let fh;
+    try {
+      fh = await fs.open(this.path(rel), "r");
+    } catch (e) {
+      throw this.fail(rel, e);
+    }
+    try {
+      const total = (await fh.stat()).size;
+      const want = Math.max(0, Math.min(length, total - offset));
+      const data = new Uint8Array(want);
+      let got = 0;
+      while (got < want) {
+        const { bytesRead } = await fh.read(data, got, want - got, offset + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      this.stats.requests++;
+      this.stats.bytesRead += got;
+      return { data: got === want ? data : data.subarray(0, got), total };
+    } catch (e) {
+      throw this.fail(rel, e);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async describeMissing() {
+    const fs = await nodeFs();
+    try {
+      const st = await fs.stat(this.dir);
+      return st.isDirectory() ? "no manifest.json; not a chomp table directory" : "a file, not a table directory";
+    } catch {
+      return "no such directory (no manifest.json)";
+    }
+  }
+}
+
+/** Files in memory or picked by the user: a Map of relative path -> File, Blob,
+ * Uint8Array or ArrayBuffer, or a browser directory handle (File System Access API). */
+class BlobSource {
+  constructor(lookup, label, stats) {
+    this.lookup = lookup;
+    this.label = label;
+    this.stats = stats;
+  }
+
+  path(rel) {
+    return this.label ? `${this.label}/${rel}` : rel;
+  }
+
+  async file(rel) {
+    let f;
+    try {
+      f = await this.lookup(rel);
+    } catch (e) {
+      if (e && (e.name === "NotFoundError" || e.name === "TypeMismatchError")) throw notFound(`${this.path(rel)}: No such file or directory`);
+      throw new TableError(`${this.path(rel)}: ${(e && e.message) || e}`);
+    }
+    if (f === undefined || f === null) throw notFound(`${this.path(rel)}: No such file or directory`);
+    if (f instanceof ArrayBuffer) return new Uint8Array(f);
+    return f;
+  }
+
+  async slice(rel, f, start, end) {
+    let data;
+    if (ArrayBuffer.isView(f)) data = new Uint8Array(f.buffer, f.byteOffset, f.byteLength).subarray(start, end);
+    else {
+      try {
+        data = new Uint8Array(await f.slice(start, end).arrayBuffer());
+      } catch (e) {
+        throw new TableError(`${this.path(rel)}: ${(e && e.message) || e}`);
+      }
+    }
+    this.stats.requests++;
+    this.stats.bytesRead += data.length;
+    return data;
+  }
+
+  async readAll(rel) {
+    const f = await this.file(rel);
+    return this.slice(rel, f, 0, ArrayBuffer.isView(f) ? f.byteLength : f.size);
+  }
+
+  async readRange(rel, offset, length) {
+    const f = await this.file(rel);
+    const total = ArrayBuffer.isView(f) ? f.byteLength : f.size;
+    return { data: await this.slice(rel, f, offset, offset + length), total };
+  }
+
+  async describeMissing() {
+    return "no manifest.json; not a chomp table directory";
+  }
+}
+
+function dirHandleLookup(handle) {
+  const files = new Map();
+  return (rel) => {
+    let p = files.get(rel);
+    if (!p) {
+      p = (async () => {
+        const parts = rel.split("/");
+        let dir = handle;
+        for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part);
+        return (await dir.getFileHandle(parts[parts.length - 1])).getFile();
+      })();
+      files.set(rel, p);
+      p.catch(() => files.delete(rel));
+    }
+    return p;
+  };
+}
+
+// ------------------------------------------------------------------ src/http.js
+
+// A table directory on a web server, read with HTTP Range requests (answers of
+// one range or multipart/byteranges), and a packed site (`chomp site --pack`):
+// the table files in one file, several ranges in one request.
+
+/** A Content-Range value `bytes FIRST-LAST/TOTAL` (TOTAL may be `*`, then null); null if it is not one. */
+function contentRange(value) {
+  const m = value === null ? null : /^bytes\s+(\d+)-(\d+)\/(\d+|\*)$/i.exec(value.trim());
+  return m && { first: Number(m[1]), last: Number(m[2]), total: m[3] === "*" ? null : Number(m[3]) };
+}
+
+/** The one part of a 206 answer to a range request: its span and bytes. */
+function singlePart(url, res, body) {
+  const cr = res.headers.get("content-range");
+  const span = contentRange(cr);
+  if (!span || span.last - span.first + 1 !== body.length) {
+    throw new TableError(`${url}: a range answered with Content-Range ${JSON.stringify(cr)} and ${body.length} bytes`);
+  }
+  return { first: span.first, last: span.last, data: body };
+}
+
+/** The parts of a multipart/byteranges body (RFC 9110, section 14.6), read by their Content-Range lengths. */
+function multipartParts(url, type, body) {
+  const bm = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(type);
+  if (!bm) throw new TableError(`${url}: multipart answer without a boundary`);
+  const dash = new TextEncoder().encode(`--${bm[1] || bm[2]}`);
+  const bad = (what) => new TableError(`${url}: malformed multipart/byteranges answer: ${what}`);
+  const at = (i, bytes) => bytes.every((b, k) => body[i + k] === b);
+  const text = new TextDecoder();
+  const parts = [];
+  let i = 0;
+  for (;;) {
+    // Skip the line ends before a delimiter.
+    while (body[i] === 13 || body[i] === 10) i++;
+    if (!at(i, dash)) throw bad("no boundary where a part should start");
+    i += dash.length;
+    if (body[i] === 45 && body[i + 1] === 45) return parts; // the closing delimiter
+    // The part's header lines, up to an empty line.
+    let first = -1;
+    let last = -1;
+    for (;;) {
+      let end = i;
+      while (end < body.length && body[end] !== 10) end++;
+      if (end >= body.length) throw bad("a part's headers do not end");
+      const line = text.decode(body.subarray(i, end)).replace(/\r$/, "");
+      i = end + 1;
+      if (line === "" && first >= 0) break;
+      const header = /^content-range:(.*)$/i.exec(line);
+      const span = header && contentRange(header[1]);
+      if (span) ({ first, last } = span);
+    }
+    const len = last - first + 1;
+    if (!(len > 0) || i + len > body.length) throw bad("a part shorter than its Content-Range");
+    parts.push({ first, last, data: body.subarray(i, i + len) });
+    i += len;
+  }
+}
+
+/** A table directory on a web server (any static host), read with HTTP Range requests. */
+class HttpSource {
+  constructor(url, fetchFn, stats, concurrency) {
+    this.base = url.endsWith("/") ? url : url + "/";
+    this.label = url;
+    this.fetch = fetchFn;
+    this.stats = stats;
+    // Requests in flight at once (a question at 150 tiles looks up 149 levels):
+    // the rest wait their turn, as a browser queues them per host.
+    this.slots = new Slots(concurrency);
+  }
+
+  path(rel) {
+    return new URL(rel, this.base).href;
+  }
+
+  /** `fetch`, then `use(response)`, holding one of the slots throughout. */
+  async request(rel, headers, use) {
+    const url = this.path(rel);
+    return this.slots.run(async () => {
+      let res;
+      try {
+        res = await this.fetch(url, headers ? { headers } : undefined);
+      } catch (e) {
+        throw new TableError(`${url}: ${why(e)}`);
+      }
+      this.stats.requests++;
+      return use(res);
+    });
+  }
+
+  async body(rel, res) {
+    let buf;
+    try {
+      buf = new Uint8Array(await res.arrayBuffer());
+    } catch (e) {
+      throw new TableError(`${this.path(rel)}: ${why(e)}`);
+    }
+    this.stats.bytesRead += buf.length;
+    return buf;
+  }
+
+  status(rel, res) {
+    const why = `HTTP ${res.status}${res.statusText ? " " + res.statusText : ""}`;
+    return res.status === 404 || res.status === 410 ? notFound(`${this.path(rel)}: ${why}`) : new TableError(`${this.path(rel)}: ${why}`);
+  }
+
+  async readAll(rel) {
+    return this.request(rel, null, async (res) => {
+      if (res.status !== 200) {
+        if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
+        throw this.status(rel, res);
+      }
+      return this.body(rel, res);
+    });
+  }
+
+  async readRange(rel, offset, length) {
+    if (length === 0) return { data: new Uint8Array(0), total: null };
+    const last = offset + length - 1;
+    return this.request(rel, { Range: `bytes=${offset}-${last}` }, (res) => this.ranged(rel, offset, length, res));
+  }
+
+  async ranged(rel, offset, length, res) {
+    const last = offset + length - 1;
+    if (res.status === 206) {
+      const cr = res.headers.get("content-range");
+      let total = null;
+      if (cr !== null) {
+        // Readable on the same origin, or where the server exposes it (CORS).
+        const span = contentRange(cr);
+        if (!span || span.first !== offset || span.last > last) {
+          throw new TableError(`${this.path(rel)}: the server answered bytes ${offset}-${last} with Content-Range ${JSON.stringify(cr)}`);
+        }
+        total = span.total;
+      }
+      const data = await this.body(rel, res);
+      if (data.length > length) throw new TableError(`${this.path(rel)}: the server answered ${length} bytes at ${offset} with ${data.length}`);
+      return { data, total };
+    }
+    if (res.status === 200) {
+      // A server that ignores Range sends the whole file: take the bytes asked for.
+      const data = await this.body(rel, res);
+      return { data: data.subarray(offset, offset + length), total: data.length };
+    }
+    if (res.status === 416) {
+      const cr = res.headers.get("content-range");
+      const m = cr && /\/(\d+)$/.exec(cr.trim());
+      if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
+      return { data: new Uint8Array(0), total: m ? Number(m[1]) : null };
+    }
+    if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
+    throw this.status(rel, res);
+  }
+
+  async describeMissing() {
+    return "no manifest.json; not a chomp table directory";
+  }
+}
+
+/** Most ranges asked in one request of a pack (a header line of about 2 KB). */
+export const PACK_RANGES = 96;
+
+/**
+ * A site's tables packed into one file (`chomp site --pack`): each table
+ * file's bytes lie at an offset of the pack (`index`: name → [offset,
+ * bytes]). The reads issued together (a question's heads, then its pages,
+ * then its blocks) go out as one request of several ranges, which the
+ * server answers with multipart/byteranges (nginx, Apache); a server that
+ * answers otherwise gets one range a request from then on, and one that
+ * ignores Range (a 200 with the whole pack, as `python3 -m http.server`
+ * answers) has its pack read whole once and kept. Files not in the pack
+ * (manifest.json) are read from the directory as before. What is read is
+ * checked exactly as from the table files themselves.
+ */
+class PackSource {
+  constructor(http, packRel, index) {
+    this.http = http;
+    this.label = http.label;
+    this.stats = http.stats;
+    this.packRel = packRel;
+    this.index = index;
+    this.queue = [];
+    this.flushing = false;
+    this.multi = true;
+    // The whole pack (a promise of its bytes), once a server has answered a
+    // single range with all of it: a server that ignores Range.
+    this.whole = null;
+  }
+
+  path(rel) {
+    return this.http.path(rel);
+  }
+
+  describeMissing() {
+    return this.http.describeMissing();
+  }
+
+  async readAll(rel) {
+    const at = this.index.get(rel);
+    if (!at) return this.http.readAll(rel);
+    return (await this.readRange(rel, 0, at[1])).data;
+  }
+
+  readRange(rel, offset, length) {
+    const at = this.index.get(rel);
+    if (!at) return this.http.readRange(rel, offset, length);
+    if (length === 0) return Promise.resolve({ data: new Uint8Array(0), total: at[1] });
+    if (offset + length > at[1]) {
+      // Past the file's end: the bytes there (none, or part) and its size, as a server answers.
+      const have = Math.max(0, at[1] - offset);
+      if (have === 0) return Promise.resolve({ data: new Uint8Array(0), total: at[1] });
+      return this.readRange(rel, offset, have);
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ rel, start: at[0] + offset, length, total: at[1], resolve, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        // A macrotask later: every read the same wave of the question issues has joined.
+        setTimeout(() => this.flush(), 0);
+      }
+    });
+  }
+
+  flush() {
+    this.flushing = false;
+    const all = this.queue.splice(0);
+    if (this.whole) {
+      this.fromWhole(all);
+      return;
+    }
+    all.sort((a, b) => a.start - b.start || a.length - b.length);
+    const per = this.multi ? PACK_RANGES : 1;
+    for (let i = 0; i < all.length; i += per) {
+      const batch = all.slice(i, i + per);
+      this.fetchBatch(batch).catch((e) => batch.forEach((r) => r.reject(e)));
+    }
+  }
+
+  async fetchBatch(batch) {
+    const spans = batch.map((r) => `${r.start}-${r.start + r.length - 1}`);
+    const rel = this.packRel;
+    const url = this.http.path(rel);
+    if (this.whole) {
+      this.fromWhole(batch);
+      return;
+    }
+    const missed = await this.http.request(rel, { Range: `bytes=${[...new Set(spans)].join(",")}` }, async (res) => {
+      if (res.status === 200 && (batch.length === 1 || this.whole)) {
+        // One range answered with the whole pack: Range is ignored. Read it once, keep it.
+        if (this.whole) {
+          if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
+        } else {
+          this.whole = this.http.body(rel, res);
+          this.whole.catch(() => (this.whole = null));
+        }
+        return batch;
+      }
+      if (res.status !== 206) {
+        if (res.body && res.body.cancel) res.body.cancel().catch(() => {});
+        if (res.status === 200) return batch; // several ranges answered whole: ask one at a time
+        throw this.http.status(rel, res);
+      }
+      const body = await this.http.body(rel, res);
+      const type = res.headers.get("content-type") || "";
+      const parts = /^multipart\/byteranges/i.test(type) ? multipartParts(url, type, body) : [singlePart(url, res, body)];
+      const left = [];
+      for (const r of batch) {
+        const part = parts.find((p) => p.first <= r.start && r.start + r.length - 1 <= p.last);
+        if (part) r.resolve({ data: part.data.subarray(r.start - part.first, r.start - part.first + r.length), total: r.total });
+        else left.push(r);
+      }
+      return left;
+    });
+    if (this.whole && missed.length > 0) {
+      await this.fromWhole(missed);
+      return;
+    }
+    if (missed.length > 0) {
+      if (missed.length === batch.length && batch.length === 1) throw new TableError(`${url}: the server did not answer the range asked for`);
+      // The server answers one range a request (or some of them): so be it.
+      this.multi = false;
+      for (const r of missed) this.fetchBatch([r]).catch((e) => r.reject(e));
+    }
+  }
+
+  /** Answers `reads` from the whole pack once it has arrived (a read past its end is an error). */
+  async fromWhole(reads) {
+    let whole;
+    try {
+      whole = await this.whole;
+    } catch (e) {
+      reads.forEach((r) => r.reject(e));
+      return;
+    }
+    for (const r of reads) {
+      if (r.start + r.length > whole.length) {
+        const at = `bytes ${r.start}-${r.start + r.length - 1}`;
+        r.reject(new TableError(`${this.http.path(this.packRel)}: ${whole.length} bytes, too short for ${r.rel} (${at})`));
+      } else {
+        r.resolve({ data: whole.subarray(r.start, r.start + r.length), total: r.total });
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------ src/open.js
+
+// openTables: a source chosen from what it is given, the manifest read, pinned
+// (manifestSha256, against) and checked.
+
+/** The default bound of the cache of decoded pages, blocks and tables: 64 MiB. */
+export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** Requests to a web server in flight at once, by default. */
+export const DEFAULT_CONCURRENCY = 8;
+
+function makeSource(source, options, stats) {
+  const src = makeDirSource(source, options, stats);
+  if (options.pack === undefined) return src;
+  const pk = options.pack;
+  if (!(src instanceof HttpSource) || !pk || typeof pk.file !== "string" || !pk.files || typeof pk.files !== "object") {
+    throw new ChompTablesError("openTables: pack is {file, files: {name: [offset, bytes]}} (site.json's) and needs a URL");
+  }
+  const index = new Map();
+  for (const [rel, at] of Object.entries(pk.files)) {
+    if (!Array.isArray(at) || at.length !== 2 || !at.every((v) => Number.isSafeInteger(v) && v >= 0)) {
+      throw new ChompTablesError(`openTables: pack.files[${JSON.stringify(rel)}] is not [offset, bytes]`);
+    }
+    index.set(rel, at);
+  }
+  return new PackSource(src, pk.file, index);
+}
+
+function makeDirSource(source, options, stats) {
+  const fetchFn = options.fetch || (globalThis.fetch && globalThis.fetch.bind(globalThis));
+  const http = (url) => {
+    if (!fetchFn) throw new ChompTablesError("no fetch function: pass options.fetch");
+    return new HttpSource(url, fetchFn, stats, options.concurrency === undefined ? DEFAULT_CONCURRENCY : options.concurrency);
+  };
+  if (typeof source === "string") {
+    if (/^https?:\/\//i.test(source)) return http(source);
+    if (/^file:\/\//i.test(source) && isNode) return new NodeDirSource(decodeURIComponent(new URL(source).pathname), stats);
+    if (isNode) return new NodeDirSource(source, stats);
+    // In a browser, a relative or absolute URL of the page's own site.
+    return http(new URL(source, globalThis.location ? globalThis.location.href : undefined).href);
+  }
+  if (typeof URL !== "undefined" && source instanceof URL) {
+    if (source.protocol === "file:" && isNode) return new NodeDirSource(decodeURIComponent(source.pathname), stats);
+    return http(source.href);
+  }
+  if (source instanceof Map) {
+    const label = typeof options.label === "string" ? options.label : "";
+    return new BlobSource((rel) => source.get(rel), label, stats);
+  }
+  if (source && typeof source.getFileHandle === "function" && typeof source.getDirectoryHandle === "function") {
+    return new BlobSource(dirHandleLookup(source), typeof options.label === "string" ? options.label : source.name || "", stats);
+  }
+  throw new ChompTablesError("openTables: give a URL, a directory path (Node), a Map of relative paths to Files/Blobs or a directory handle");
+}
+
 /**
  * Opens a table directory: reads and checks its manifest.json; tables are read
  * when a query needs them.
@@ -2381,6 +2440,11 @@ export async function openTables(source, options = {}) {
   const manifest = await parseManifest(raw, path);
   return new Tables(src, manifest, { cacheBytes });
 }
+
+// ------------------------------------------------------------------ src/index.js
+
+// The API: what this module exports, chomp-tables.js exports (and nothing
+// else); chomp-tables.d.ts gives its types.
 
 /** Internals, exported for the package's own tests only: not part of the API. */
 export const __testing = { xxh64, zstdOneFrame, zstdFrameInfo, parseJson, canonicalJson, SerializedRoaring, ByteLru };

@@ -63,16 +63,11 @@ pub fn unit_weights(ranking: &Ranking, n: u32, units: &[Vec<u8>], canonical: boo
 
 /// The weight of the work in a [`Balance::Both`] split (the memory weighs
 /// the rest). The work of a share is its canonical positions, each weighing
-/// [`work_of_top_row`]; its memory is its positions (mark bits). Measured
-/// with 4 processes on losses to 110 tiles, the largest process's compute
-/// over the 4 processes' mean and process 0's peak memory over one
-/// process's: 0.6 gives 1.20 / 0.426, 0.85 (canonical positions
-/// unweighted) 1.087 / 0.505, 0.9 1.06–1.09 / 0.493: 0.9 keeps the memory
-/// under half (`bench/runs/2026-12-05-kvm-2core/cluster-balance.md`,
-/// `cluster-owned-runs.md`; shares cut level by level). Cut once per
-/// epoch ([`Cuts`]), 0.9 gives 1.10 / 0.486 (`cluster-epoch-cuts.md`).
-/// Process 0's share, mostly tall positions whose bits are touched but
-/// rarely marked, is what the memory limits.
+/// [`work_of_top_row`]; its memory is its positions (mark bits). 0.9 keeps
+/// process 0's peak memory under half of one process's with the work
+/// still balanced: process 0's share, mostly tall positions whose bits are
+/// touched but rarely marked, is what the memory limits (figures:
+/// docs/performance.md, section "The cluster's shares").
 pub const WORK_WEIGHT: f64 = 0.9;
 
 /// How a canonical position's work falls with its top row up to
@@ -259,11 +254,10 @@ impl Cuts {
 /// positions (so equal mark bits), dealt to the processes back and forth
 /// ([`Layout::owner`]). The positions' work grows along the ranks (tall
 /// positions first, rarely canonical); dealt back and forth, a process that
-/// gets one of the first shares gets one of the last as well. Measured from
-/// the cuts of losses to 110 tiles on 4 processes (model work: canonical
-/// positions, each weighing [`work_of_top_row`]): one share each gives bits
-/// 1.01 and work 1.61 (max/mean), two 1.01 and 1.15, three 1.01 and 1.06,
-/// four 1.03 and 1.06; each share more adds to every process's enumeration.
+/// gets one of the first shares gets one of the last as well. Three
+/// balance the work (model work: [`work_of_top_row`]) about as well as
+/// four while each share more adds to every process's enumeration
+/// (figures: docs/performance.md, section "The cluster's shares").
 pub const STRIPES: usize = 3;
 
 /// Which ranks of an epoch's levels each process owns: one [`Cuts`] into

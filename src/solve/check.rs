@@ -26,12 +26,11 @@ pub const CHECK_SAMPLES: u64 = 10_000;
 
 /// A level's sample is one position in this many (2^23), within
 /// [`MIN_SAMPLES`]..=the most asked for. A sampled position costs a full
-/// answer read back through the tables (about 0.4 ms of CPU at 110
-/// tiles, its children's blocks cold), the sieve about 4 ns per position
-/// on 2 cores past the Grundy levels (1.3 s for the 431 million positions
-/// of level 107): so the check stays within about 2 % of such a level's
-/// time, and far less where Grundy values are computed. Small levels, a
-/// few milliseconds each, get [`MIN_SAMPLES`].
+/// answer read back through the tables, the sieve a few nanoseconds a
+/// position: at this rate the check stays within about 2 % of a large
+/// level's time, and far less where Grundy values are computed (figures:
+/// docs/performance.md, section "The in-run check's sample"). Small
+/// levels get [`MIN_SAMPLES`].
 const SAMPLE_EVERY: u64 = 1 << 23;
 
 /// The fewest positions checked per level (every position of a smaller one).

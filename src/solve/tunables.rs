@@ -64,8 +64,8 @@ pub struct Tunables {
 /// this many parents pushes them from every thread (the environment
 /// variable `CHOMP_PARALLEL_PARENTS` overrides it, for tests): the L shape
 /// `[c, c − 1]` of a box, the hook with equal arms `[a, 1^(a−1)]` of a tile
-/// count (its arm's growths fill an `(a − 1)`-square; at levels 21–45 of a
-/// run to 100 tiles one thread held up the level for 0.2–0.4 s). New rows
+/// count (its arm's growths fill an `(a − 1)`-square: on one thread it held
+/// up its level, see docs/performance.md, section "The level sieve"). New rows
 /// below a loss are estimated in boxes only: where rows are unbounded the
 /// estimate (one partition count per pending level, for every loss) would
 /// cost more than it saves.

@@ -62,9 +62,9 @@ const LOW_BITS: u32 = 16;
 /// Low bits of a word that the compact index ranks by one look-up; the
 /// high bits select an offset. `bits − 16` within `12..=16` keeps both
 /// tables small (14×14: 2^16 offsets, 512 KiB, and 2^12 ranks; 16×16:
-/// 2^16 of each). Measured (`chomp bench --rows R --cols R`, medians):
-/// 14×14 at 12 bits 401–448 ms against 464–537 ms direct, 15×15 at 14 bits
-/// 1.81–1.96 s against 2.00–2.12 s at 16. `CHOMP_WORDS_LOW` overrides it.
+/// 2^16 of each), and was faster than the direct index at 14×14 and than
+/// 16 bits at 15×15 (figures: docs/performance.md, section "The word
+/// sieve's index"). `CHOMP_WORDS_LOW` overrides it.
 fn index_low(bits: u32) -> u32 {
     let low = super::tunables::get().words_low.unwrap_or(bits.saturating_sub(16).clamp(12, 16));
     low.min(LOW_BITS).min(bits)
@@ -127,12 +127,9 @@ pub struct BoxLosses {
 /// threads (the environment variable `CHOMP_WORDS_FAR` overrides it, for
 /// tests and tuning). The top three bits: at 16×16 they hold about two
 /// fifths of the marks, and the scan may run `2^28` words ahead of the
-/// helpers. Measured at 16×16 on 2 cores (min of 3): far 21 8.9 s (with
-/// L-shaped losses shared by both threads), 25 7.5 s, 27 6.5 s, 29 6.6 s;
-/// one thread alone 7.5 s. Boxes to 28 bits give the helper the top two
-/// bits only (`chomp bench`, medians of four rounds: 12×12 far 21 21.3–25.8
-/// ms, 22 18.7–20.6 ms, 23 22.5–24.9 ms; 14×14 far 25 375–386 ms, 26
-/// 317–354 ms).
+/// helpers. Boxes to 28 bits give the helper the top two bits only: each
+/// was the fastest `far` measured (figures: docs/performance.md, section
+/// "The word sieve's far bit").
 fn far_bit(bits: u32) -> u32 {
     let default = bits.saturating_sub(if bits <= 28 { 2 } else { 3 }).max(8);
     usable_far(super::tunables::get().words_far.unwrap_or(default), bits)

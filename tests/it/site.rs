@@ -128,3 +128,27 @@ fn a_damaged_table_leaves_no_site() {
     let twice = chomp(&["site", "--tables", BOX, "--tables", BOX, "--out", site.to_str().unwrap()]);
     assert!(assert_one_line_error(&twice, "two directories named alike").contains("box-8x15"));
 }
+
+/// The reader a site embeds (`js/chomp-tables.js`) is generated from the
+/// modules of `js/src/` by `js/build.mjs`: the committed file must be exactly
+/// what the build makes, or the site would ship code no module holds. Needs
+/// Node.js; where it is not runnable the test fails, saying what installs it:
+/// a check that could not run never counts as passed.
+#[test]
+fn the_embedded_reader_is_built_from_js_src() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = match std::process::Command::new("node").arg(root.join("js").join("build.mjs")).arg("--check").output() {
+        Ok(out) => out,
+        Err(e) => panic!(
+            "node is not runnable ({e}): install Node.js 20 or later (Debian: `apt install nodejs`), \
+             then this test runs `node js/build.mjs --check`"
+        ),
+    };
+    assert!(
+        out.status.success(),
+        "`node js/build.mjs --check` failed: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(text(&out.stdout).contains("up to date"), "{}", text(&out.stdout));
+}

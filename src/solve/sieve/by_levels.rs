@@ -42,8 +42,8 @@ impl<'a> Parents<'a> {
         }
         // Boxes only: where rows or columns are unbounded the patterns are
         // long and few are kept, and the levels small enough that the
-        // generic enumeration was faster (losses to 80 tiles: 4.7 s of
-        // CPU against 3.9 s, 91 MiB against 74 MiB).
+        // generic enumeration was faster (docs/performance.md, "The level
+        // sieve").
         if !self.boxed {
             return false;
         }
@@ -103,9 +103,9 @@ impl<'a> Parents<'a> {
 }
 
 /// The most last rows whose parents are laid down as bit patterns
-/// ([`Patterns`]): on the 18×18 box, the equal-armed hook's 6.6·10⁸ parents
-/// in the first epoch took 4.6 s with patterns of 5 rows, 1.35 s with 7,
-/// 0.37 s with 9 (against 9.4 s enumerated, 8.3 s by [`Parents::up`]).
+/// ([`Patterns`]): longer patterns marked the 18×18 box's equal-armed hook
+/// faster, 9 rows fastest (figures: docs/performance.md, section "The
+/// level sieve").
 const PATTERN_ROWS: u32 = 9;
 
 /// The longest pattern kept, in bits (4 KiB; the parents below a node
