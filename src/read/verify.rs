@@ -314,6 +314,19 @@ impl Against {
     }
 }
 
+/// The files a published manifest lists: of level tables, or (with the
+/// solver) of a few-row directory; either checked whole.
+fn published_files(published: &Path, text: &[u8]) -> Result<std::collections::BTreeMap<String, crate::store::FileEntry>, ProbeError> {
+    #[cfg(feature = "tool")]
+    if crate::fewrow::manifest_format(text).as_deref() == Some(crate::fewrow::files::FORMAT_NAME) {
+        let m = crate::fewrow::FewRowManifest::parse(published, std::str::from_utf8(text).unwrap_or(""))
+            .map_err(|e| crate::store::ManifestError::Missing(e.to_string()))?;
+        return Ok(m.files);
+    }
+    let _ = text;
+    Ok(Manifest::read_file(published)?.files)
+}
+
 /// Compares table directory `dir` with the published manifest file
 /// `published` (e.g. `results/frontier-140-manifest.json`): every listed
 /// file must be present with its size and SHA-256, `manifest.json` must
@@ -323,9 +336,9 @@ impl Against {
 /// # Errors
 /// [`ProbeError`] when the published manifest cannot be read or is invalid.
 pub fn against(dir: &Path, published: &Path) -> Result<Against, ProbeError> {
-    let m = Manifest::read_file(published)?;
-    let mut report = Against::default();
     let want_manifest = std::fs::read(published).map_err(|e| crate::store::TableError::io(published, e))?;
+    let files = published_files(published, &want_manifest)?;
+    let mut report = Against::default();
     match std::fs::read(dir.join(crate::store::MANIFEST)) {
         Err(_) => report.missing.push(crate::store::MANIFEST.to_string()),
         Ok(b) if b != want_manifest => report.changed.push(crate::store::MANIFEST.to_string()),
@@ -334,7 +347,7 @@ pub fn against(dir: &Path, published: &Path) -> Result<Against, ProbeError> {
             report.bytes += b.len() as u64;
         }
     }
-    for (rel, entry) in &m.files {
+    for (rel, entry) in &files {
         match crate::store::file_sha256(&dir.join(rel)) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => report.missing.push(rel.clone()),
             Err(_) => report.changed.push(format!("{rel} (unreadable)")),
@@ -352,7 +365,7 @@ pub fn against(dir: &Path, published: &Path) -> Result<Against, ProbeError> {
             let rel = format!("{prefix}{}", e.file_name().to_string_lossy());
             if e.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push((e.path(), format!("{rel}/")));
-            } else if rel != crate::store::MANIFEST && !m.files.contains_key(&rel) {
+            } else if rel != crate::store::MANIFEST && !files.contains_key(&rel) {
                 report.extra.push(rel);
             }
         }

@@ -14,6 +14,7 @@ mod damage;
 mod export;
 mod fetch;
 mod fewrow;
+mod fewrow_tables;
 mod first_hour;
 mod formats;
 mod fuzz;

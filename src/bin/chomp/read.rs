@@ -25,8 +25,8 @@ fn plural(n: u32, what: &str) -> String {
 }
 
 pub fn query(position: &str, dir: &Path, json: bool, against: Option<&Path>) -> anyhow::Result<ExitCode> {
-    if against.is_none() && crate::fewrow::is_few_row_dir(dir) {
-        return crate::fewrow::query(position, dir, json);
+    if chomp_tables::fewrow::is_few_row_dir(dir) {
+        return crate::fewrow::query(position, dir, json, against);
     }
     let p: Position = position.parse().with_context(|| format!("invalid position {position:?}"))?;
     let tables = match against {
