@@ -172,6 +172,12 @@ pub fn is_few_row_dir(dir: &Path) -> bool {
     }
 }
 
+/// Whether the manifest file at `path` is a few-row directory's (by its
+/// `format` field; not checked further).
+pub fn is_few_row_manifest(path: &Path) -> bool {
+    std::fs::read(path).ok().and_then(|b| manifest_format(&b)).as_deref() == Some(FORMAT_NAME)
+}
+
 /// The `format` field of a manifest's bytes, if it has one.
 pub fn manifest_format(bytes: &[u8]) -> Option<String> {
     let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
@@ -750,6 +756,34 @@ impl FewRowDir {
     }
 }
 
+impl FewRowDir {
+    /// [`FewRowDir::answer`] of a position given by its rows, of which
+    /// there may be more than [`MAX_ROWS`] when its columns are fewer (a
+    /// box with more rows than columns): such a position is answered as its
+    /// transpose and the moves turned back.
+    ///
+    /// # Errors
+    /// As [`FewRowDir::answer`]; [`FewRowError::Position`] for rows that
+    /// are no position of at most eight rows or eight columns.
+    pub fn answer_rows(&self, rows: &[u32]) -> Result<FewRowAnswer, FewRowError> {
+        let rows = &rows[..rows.iter().rposition(|&r| r > 0).map_or(0, |i| i + 1)];
+        if rows.len() <= MAX_ROWS as usize {
+            return self.answer(&FewRowPosition::new(rows)?);
+        }
+        if rows.windows(2).any(|w| w[0] < w[1]) {
+            return Err(FewRowError::Position("rows must not increase from top to bottom".into()));
+        }
+        if rows.len() > super::MAX_COLS as usize || rows[0] > MAX_ROWS {
+            return Err(FewRowError::Position(format!("{} rows of up to {} are more than a few-row position may have", rows.len(), rows[0])));
+        }
+        let turned: Vec<u32> = (0..rows[0]).map(|j| rows.iter().filter(|&&r| r > j).count() as u32).collect();
+        let mut a = self.answer(&FewRowPosition::new(&turned)?)?;
+        a.winning_moves.iter_mut().for_each(|m| m.swap(0, 1));
+        a.winning_moves.sort_unstable();
+        Ok(a)
+    }
+}
+
 /// What [`verify`] found.
 #[derive(Clone, Debug, Default)]
 pub struct FewRowVerified {
@@ -777,16 +811,6 @@ pub struct FewRowVerified {
 pub fn verify(dir: &Path, samples: u64, seed: u64, full: Option<&super::SolveOptions>) -> Result<FewRowVerified, FewRowError> {
     let t = FewRowDir::open(dir)?;
     let mut report = FewRowVerified::default();
-    if let Some(m) = t.manifest() {
-        for (name, e) in &m.files {
-            let path = dir.join(name);
-            let (len, sha) = file_sha256(&path).map_err(|e| FewRowError::Io(format!("{}: {e}", path.display())))?;
-            if len != e.bytes || sha != e.sha256 {
-                return Err(FewRowError::Damaged(format!("{}: its size or SHA-256 differs from manifest.json", path.display())));
-            }
-            report.files += 1;
-        }
-    }
     // Every block, and the level counts from the entries.
     let shape = t.shape();
     let (k, n) = (shape.k() as usize, shape.n());
@@ -813,6 +837,16 @@ pub fn verify(dir: &Path, samples: u64, seed: u64, full: Option<&super::SolveOpt
     let levels: Vec<LevelCount> =
         (1..sizes.len()).map(|t| LevelCount { tiles: t as u32, positions: sizes[t], losses: losses_at[t] }).collect();
     report.losses = levels.iter().map(|l| l.losses).sum();
+    if let Some(m) = t.manifest() {
+        for (name, e) in &m.files {
+            let path = dir.join(name);
+            let (len, sha) = file_sha256(&path).map_err(|e| FewRowError::Io(format!("{}: {e}", path.display())))?;
+            if len != e.bytes || sha != e.sha256 {
+                return Err(FewRowError::Damaged(format!("{}: its size or SHA-256 differs from manifest.json", path.display())));
+            }
+            report.files += 1;
+        }
+    }
     if let Some(m) = t.manifest() {
         if report.losses != m.losses {
             return Err(FewRowError::Damaged(format!(

@@ -48,21 +48,23 @@ fn the_reader_answers_as_brute_force_in_both_orientations() {
             assert_eq!((r.shape().rows, r.shape().cols), (rows, cols));
             let mut seen = 0;
             for p in positions(rows, cols) {
-                let a = r.answer(&pos(&p)).unwrap();
+                let a = r.answer_rows(&p).unwrap();
                 assert_eq!(a.loss, brute.is_loss(&p), "{rows}x{cols}: {p:?}");
                 assert_eq!(a.winning_moves, brute.winning_moves(&p), "{rows}x{cols}: {p:?}");
-                assert_eq!(r.is_loss(&pos(&p)).unwrap(), a.loss);
-                assert_eq!(t.is_loss(&pos(&p)).ok().unwrap_or(a.loss), a.loss, "the engine's own answer");
+                if p.len() <= 8 {
+                    assert_eq!(r.is_loss(&pos(&p)).unwrap(), a.loss);
+                    assert_eq!(t.is_loss(&pos(&p)).ok().unwrap_or(a.loss), a.loss, "the engine's own answer");
+                }
                 seen += 1;
             }
-            assert!(seen > 20, "{rows}x{cols}: {seen} positions");
+            assert!(seen >= 9, "{rows}x{cols}: {seen} positions");
             // Outside the box in both orientations, and the empty board.
             let wide = vec![rows.max(cols) + 1];
             assert!(matches!(r.answer(&pos(&wide)), Err(FewRowError::Position(_))));
             if rows.min(cols) < 8 {
-                let tall = vec![1; rows.min(cols) as usize + 1];
+                let tall = vec![1; (rows.min(cols) as usize + 1).min(8)];
                 let fat = vec![rows.min(cols) + 1; rows.min(cols) as usize + 1];
-                assert!(r.answer(&pos(&tall)).is_ok() == (rows.max(cols) > rows.min(cols)), "{rows}x{cols}: {tall:?}");
+                assert!(r.answer(&pos(&tall)).is_ok() == (rows.max(cols) >= tall.len() as u32), "{rows}x{cols}: {tall:?}");
                 assert!(matches!(r.answer(&pos(&fat)), Err(FewRowError::Position(_))), "{rows}x{cols}: {fat:?}");
             }
             assert!(matches!(r.answer(&pos(&[])), Err(FewRowError::Position(_))));
@@ -170,7 +172,7 @@ fn a_directory_of_the_older_layout_still_answers_and_converts() {
         let r = FewRowDir::open(&old).unwrap();
         assert!(r.is_legacy() && r.manifest().is_none());
         for p in positions(rows, cols) {
-            let a = r.answer(&pos(&p)).unwrap();
+            let a = r.answer_rows(&p).unwrap();
             assert_eq!((a.loss, a.winning_moves), (brute.is_loss(&p), brute.winning_moves(&p)), "{p:?}");
         }
         let o = old.display().to_string();

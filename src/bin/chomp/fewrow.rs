@@ -5,7 +5,7 @@
 use crate::args::RunFlags;
 use crate::progress::{watch, Unit};
 use anyhow::Context;
-use chomp_tables::fewrow::{self, FewRowBox, FewRowDir, FewRowError, FewRowPosition, Progress, SolveOptions};
+use chomp_tables::fewrow::{self, FewRowBox, FewRowDir, FewRowError, Progress, SolveOptions};
 use chomp_tables::solve::memory::human_bytes;
 use chomp_tables::Universe;
 use std::path::{Path, PathBuf};
@@ -125,18 +125,19 @@ pub fn query(position: &str, dir: &Path, json: bool, against: Option<&Path>) -> 
         Some(pinned) => FewRowDir::open_against(dir, pinned)?,
         None => FewRowDir::open(dir)?,
     };
-    let answer = table.answer(&p).map_err(|e| match e {
+    let answer = table.answer_rows(&p).map_err(|e| match e {
         FewRowError::Position(why) => anyhow::anyhow!("the position {position:?} is not in the tables of {}: {why}", dir.display()),
         e => e.into(),
     })?;
     let shape = table.shape();
     let outcome = if answer.loss { "loss" } else { "win" };
-    let shown: Vec<String> = p.rows().iter().map(|v| v.to_string()).collect();
+    let shown: Vec<String> = p.iter().map(|v| v.to_string()).collect();
+    let tiles: u64 = p.iter().map(|&r| u64::from(r)).sum();
     if json {
-        let v = serde_json::json!({ "position": p.rows(), "tiles": p.tiles(), "outcome": outcome, "grundy": null, "grundy_normal": null, "winning_moves": answer.winning_moves, "engine": "few-row", "box": format!("{}x{}", shape.rows, shape.cols) });
+        let v = serde_json::json!({ "position": p, "tiles": tiles, "outcome": outcome, "grundy": null, "grundy_normal": null, "winning_moves": answer.winning_moves, "engine": "few-row", "box": format!("{}x{}", shape.rows, shape.cols) });
         println!("{v}");
     } else {
-        println!("position: {} ({} tiles)", shown.join(" "), p.tiles());
+        println!("position: {} ({tiles} tiles)", shown.join(" "));
         println!("outcome:  {outcome} for the player to move");
         let list: Vec<String> = answer.winning_moves.iter().map(|[a, b]| format!("({a},{b})")).collect();
         println!("winning moves: {}", if list.is_empty() { "none".to_string() } else { list.join(" ") });
@@ -145,16 +146,21 @@ pub fn query(position: &str, dir: &Path, json: bool, against: Option<&Path>) -> 
 }
 
 /// A position as the command line gives it: row lengths separated by
-/// spaces or commas, not the empty board.
-pub fn parse_position(position: &str) -> anyhow::Result<FewRowPosition> {
+/// spaces or commas, non-increasing, not the empty board (trailing zero
+/// rows dropped).
+pub fn parse_position(position: &str) -> anyhow::Result<Vec<u32>> {
     let rows: Vec<u32> = position
         .split(|c: char| c.is_whitespace() || c == ',')
         .filter(|s| !s.is_empty())
         .map(|s| s.parse::<u32>().with_context(|| format!("invalid position {position:?}: {s:?} is not a row length")))
         .collect::<Result<_, _>>()?;
-    let p = FewRowPosition::new(&rows).with_context(|| format!("invalid position {position:?}"))?;
-    anyhow::ensure!(!p.rows().is_empty(), "invalid position {position:?}: the empty board is not a position");
-    Ok(p)
+    let mut rows = rows;
+    while rows.last() == Some(&0) {
+        rows.pop();
+    }
+    anyhow::ensure!(!rows.is_empty(), "invalid position {position:?}: the empty board is not a position");
+    anyhow::ensure!(rows.windows(2).all(|w| w[0] >= w[1]), "invalid position {position:?}: rows must not increase from top to bottom");
+    Ok(rows)
 }
 
 /// `chomp convert` of a few-row directory: its entries (every block, or

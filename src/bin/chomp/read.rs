@@ -25,7 +25,7 @@ fn plural(n: u32, what: &str) -> String {
 }
 
 pub fn query(position: &str, dir: &Path, json: bool, against: Option<&Path>) -> anyhow::Result<ExitCode> {
-    if chomp_tables::fewrow::is_few_row_dir(dir) {
+    if chomp_tables::fewrow::is_few_row_dir(dir) || against.is_some_and(chomp_tables::fewrow::is_few_row_manifest) {
         return crate::fewrow::query(position, dir, json, against);
     }
     let p: Position = position.parse().with_context(|| format!("invalid position {position:?}"))?;

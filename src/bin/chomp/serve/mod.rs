@@ -171,11 +171,11 @@ impl Served {
         let p = crate::fewrow::parse_position(text).map_err(|e| level_error.clone().unwrap_or_else(|| bad(format!("{e:#}"))))?;
         let mut outside = Vec::new();
         for src in &self.fewrow {
-            match src.table.answer(&p) {
+            match src.table.answer_rows(&p) {
                 Ok(a) => {
                     let body = json!({
-                        "position": p.rows(),
-                        "tiles": p.tiles(),
+                        "position": p,
+                        "tiles": p.iter().map(|&r| u64::from(r)).sum::<u64>(),
                         "outcome": if a.loss { "loss" } else { "win" },
                         "grundy": null,
                         "grundy_normal": null,
@@ -207,7 +207,7 @@ impl Served {
         within.extend(outside);
         Err(ApiError(
             StatusCode::NOT_FOUND,
-            format!("position {} ({} tiles) is outside every table ({})", text.trim(), p.tiles(), within.join("; ")),
+            format!("position {} ({} tiles) is outside every table ({})", text.trim(), p.iter().map(|&r| u64::from(r)).sum::<u64>(), within.join("; ")),
         ))
     }
 }
@@ -472,7 +472,7 @@ fn open_all(dirs: &[PathBuf], against: &[PathBuf], lazy: bool, cache_bytes: usiz
     let mut fewrow = Vec::new();
     for (i, dir) in dirs.iter().enumerate() {
         let t0 = Instant::now();
-        if chomp_tables::fewrow::is_few_row_dir(dir) {
+        if chomp_tables::fewrow::is_few_row_dir(dir) || against.get(i).is_some_and(|a| chomp_tables::fewrow::is_few_row_manifest(a)) {
             let table = match against.get(i) {
                 Some(pinned) => FewRowDir::open_against(dir, pinned)?,
                 None => FewRowDir::open(dir)?,
