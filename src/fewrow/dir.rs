@@ -774,7 +774,11 @@ impl FewRowDir {
             return Err(FewRowError::Position("rows must not increase from top to bottom".into()));
         }
         if rows.len() > super::MAX_COLS as usize || rows[0] > MAX_ROWS {
-            return Err(FewRowError::Position(format!("{} rows of up to {} are more than a few-row position may have", rows.len(), rows[0])));
+            return Err(FewRowError::Position(format!(
+                "{} rows of up to {} are more than a few-row position may have",
+                rows.len(),
+                rows[0]
+            )));
         }
         let turned: Vec<u32> = (0..rows[0]).map(|j| rows.iter().filter(|&&r| r > j).count() as u32).collect();
         let mut a = self.answer(&FewRowPosition::new(&turned)?)?;
@@ -917,32 +921,18 @@ pub fn convert(src: &Path, out: &Path) -> Result<Written, FewRowError> {
     if out.join(MANIFEST).exists() {
         return Err(FewRowError::Io(format!("{}: holds a manifest.json already; give a new directory", out.display())));
     }
-    // Entries streamed block by block; an error stops the stream and is reported.
-    let mut failed = None;
-    let mut pending: Vec<u16> = Vec::new();
-    let mut next_first = 0u64;
-    let total = t.prefixes();
-    let mut read_piece = |first: u64| -> Vec<u16> {
-        let count = (total - first).min(1 << 16);
-        let ranks: Vec<u64> = (first..first + count).collect();
-        match t.entries(&ranks) {
-            Ok(e) => e,
-            Err(e) => {
-                failed.get_or_insert(e);
-                Vec::new()
-            }
-        }
-    };
-    let stream = std::iter::from_fn(|| {
-        if pending.is_empty() && next_first < total {
-            pending = read_piece(next_first);
-            pending.reverse();
-            next_first += pending.len().max(1) as u64;
-        }
-        pending.pop()
+    // Entries read block by block (each checked) on a thread of their own,
+    // streamed to the writer; an error stops the stream and is reported.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u16>>(16);
+    let source = &t;
+    let (written, read) = std::thread::scope(|s| {
+        let reader = s.spawn(move || {
+            source.for_each_block(|_, entries| tx.send(entries.to_vec()).map_err(|_| FewRowError::Io("the writer stopped".into())))
+        });
+        let written = write_dir(out, t.shape(), rx.iter().flatten());
+        (written, reader.join().expect("the reading thread"))
     });
-    let written = write_dir(out, t.shape(), stream);
-    if let Some(e) = failed {
+    if let Err(e) = read {
         let _ = std::fs::remove_file(out.join(MANIFEST));
         return Err(e);
     }

@@ -22,8 +22,8 @@ mod solve;
 
 pub use checkpoint::{read_checkpoint, write_checkpoint, CheckpointError};
 pub use dir::{
-    convert, is_few_row_dir, is_few_row_manifest, levels_csv, manifest_format, verify, write_dir, write_dir_blocks, FewRowAnswer, FewRowDir, FewRowManifest,
-    FewRowUniverse, FewRowVerified, Written,
+    convert, is_few_row_dir, is_few_row_manifest, levels_csv, manifest_format, verify, write_dir, write_dir_blocks, FewRowAnswer,
+    FewRowDir, FewRowManifest, FewRowUniverse, FewRowVerified, Written,
 };
 /// File names and constants of a few-row directory (FORMAT.md, section 18).
 pub mod files {

@@ -207,7 +207,12 @@ impl Served {
         within.extend(outside);
         Err(ApiError(
             StatusCode::NOT_FOUND,
-            format!("position {} ({} tiles) is outside every table ({})", text.trim(), p.iter().map(|&r| u64::from(r)).sum::<u64>(), within.join("; ")),
+            format!(
+                "position {} ({} tiles) is outside every table ({})",
+                text.trim(),
+                p.iter().map(|&r| u64::from(r)).sum::<u64>(),
+                within.join("; ")
+            ),
         ))
     }
 }
