@@ -18,8 +18,8 @@
 //! directory with a `manifest.json` holds exactly the published bytes.
 
 use crate::report::Progress;
-use crate::store::{file_sha256, write_atomic, DirError, Manifest, ManifestError, TableDir, TableError};
-use std::collections::HashSet;
+use crate::store::{file_sha256, write_atomic, DirError, FileEntry, Manifest, ManifestError, TableDir, TableError};
+use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -419,7 +419,7 @@ fn reserved(rel: &str) -> bool {
 /// anything but a listed file with its published bytes, a listed file's
 /// partial file ([`part_path`]: a plain `NAME.part` is someone else's), and
 /// the lock. At most three, as relative paths.
-fn foreign_files(out: &Path, m: &Manifest) -> Vec<String> {
+fn foreign_files(out: &Path, m: &Listing) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![(out.to_path_buf(), String::new())];
     while let Some((dir, prefix)) = stack.pop() {
@@ -458,9 +458,17 @@ pub fn part_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// The manifest at `path`, or why it is none: a file that is not JSON at
-/// all (a README given by mistake) is said to be no manifest.
-fn read_manifest(path: &Path) -> Result<(Manifest, Vec<u8>), FetchError> {
+/// What a fetch needs of a published manifest: the files it lists, and the
+/// level tables' manifest itself (`None` for a few-row directory's).
+struct Listing {
+    files: BTreeMap<String, FileEntry>,
+    levels: Option<Manifest>,
+}
+
+/// The manifest at `path` (of level tables or of a few-row directory,
+/// checked), or why it is none: a file that is not JSON at all (a README
+/// given by mistake) is said to be no manifest.
+fn read_manifest(path: &Path) -> Result<(Listing, Vec<u8>), FetchError> {
     let text = fs::read(path).map_err(|e| ManifestError::Table(TableError::io(path, e)))?;
     if serde_json::from_slice::<serde_json::Value>(&text).is_err() {
         return Err(FetchError::Source(format!(
@@ -468,12 +476,18 @@ fn read_manifest(path: &Path) -> Result<(Manifest, Vec<u8>), FetchError> {
             path.display()
         )));
     }
-    Ok((Manifest::read_file(path)?, text))
+    if crate::fewrow::manifest_format(&text).as_deref() == Some(crate::fewrow::files::FORMAT_NAME) {
+        let m = crate::fewrow::FewRowManifest::parse(path, std::str::from_utf8(&text).unwrap_or(""))
+            .map_err(|e| FetchError::Source(format!("--manifest {e}")))?;
+        return Ok((Listing { files: m.files, levels: None }, text));
+    }
+    let m = Manifest::read_file(path)?;
+    Ok((Listing { files: m.files.clone(), levels: Some(m) }, text))
 }
 
 /// Removes the folders under `out` that this fetch made and left empty
 /// (every file of theirs failed), and `out` itself if it made it.
-fn remove_empty_folders(out: &Path, m: &Manifest, before: &HashSet<PathBuf>, existed: bool) {
+fn remove_empty_folders(out: &Path, m: &Listing, before: &HashSet<PathBuf>, existed: bool) {
     let mut dirs: Vec<PathBuf> =
         m.files.keys().flat_map(|rel| out.join(rel).ancestors().skip(1).map(Path::to_path_buf).collect::<Vec<_>>()).collect();
     // Deepest first: a folder empties once its own folders are gone.
@@ -509,8 +523,12 @@ pub fn fetch(manifest: &Path, from: &str, out: &Path, opts: &FetchOptions, progr
     }
     let source = Source::new(from, opts.idle_timeout)?;
     let dir = TableDir::new(out);
-    if let Ok(held) = dir.read_manifest() {
-        if !held.same_job(&m) || held.checksum != m.checksum {
+    let held = match &m.levels {
+        Some(levels) => dir.read_manifest().ok().map(|held| held.same_job(levels) && held.checksum == levels.checksum),
+        None => fs::read(dir.manifest_path()).ok().map(|held| held == text),
+    };
+    if let Some(same) = held {
+        if !same {
             return Err(DirError::Refused(format!("{}: holds another table directory; choose a new or empty one", out.display())).into());
         }
     } else {
@@ -549,7 +567,7 @@ pub fn fetch(manifest: &Path, from: &str, out: &Path, opts: &FetchOptions, progr
 }
 
 /// Fetches the files of `m` that `out` lacks (the lock held).
-fn fetch_files(m: &Manifest, source: &Source, out: &Path, opts: &FetchOptions, progress: &Progress) -> Result<Fetched, FetchError> {
+fn fetch_files(m: &Listing, source: &Source, out: &Path, opts: &FetchOptions, progress: &Progress) -> Result<Fetched, FetchError> {
     progress.total.store(m.files.values().map(|e| e.bytes).sum(), Ordering::Relaxed);
     let mut report = Fetched { files: m.files.len(), ..Default::default() };
     let mut todo = Vec::new();
@@ -617,7 +635,7 @@ fn fetch_files(m: &Manifest, source: &Source, out: &Path, opts: &FetchOptions, p
 /// One fetch's shared state.
 struct Run<'a> {
     source: &'a Source,
-    manifest: &'a Manifest,
+    manifest: &'a Listing,
     out: &'a Path,
     opts: &'a FetchOptions,
     progress: &'a Progress,

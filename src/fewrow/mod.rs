@@ -17,9 +17,18 @@
 //! level counts of `r × c` and `c × r` are equal.
 
 mod checkpoint;
+mod dir;
 mod solve;
 
 pub use checkpoint::{read_checkpoint, write_checkpoint, CheckpointError};
+pub use dir::{
+    against, convert, is_few_row_dir, is_few_row_manifest, levels_csv, manifest_format, verify, write_dir, write_dir_blocks, FewRowAnswer,
+    FewRowDir, FewRowManifest, FewRowUniverse, FewRowVerified, Written,
+};
+/// File names and constants of a few-row directory (FORMAT.md, section 18).
+pub mod files {
+    pub use super::dir::{BLOCK_BYTES, ENGINE, FORMAT_NAME, LEGACY_MAGIC, LEGACY_TABLE, LEVELS, MAGIC, MANIFEST, TABLE, VERSION};
+}
 pub use solve::{reads, solve, Progress, SolveOptions};
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
@@ -68,6 +77,10 @@ pub enum FewRowError {
     /// A checkpoint that cannot be read, written or used.
     #[error("{0}")]
     Io(String),
+    /// A table, block or manifest that fails a check, or a table that
+    /// contradicts itself: nothing is answered from it.
+    #[error("{0}")]
+    Damaged(String),
 }
 
 /// A position of at most [`MAX_ROWS`] rows of up to [`MAX_COLS`] tiles,
@@ -409,7 +422,7 @@ impl FewRowTable {
 
 /// Steps `p` to the next non-increasing tuple bounded by `n` in
 /// lexicographic order (wraps to zeros after the last).
-fn next_prefix(p: &mut [u16], n: u16) {
+pub(crate) fn next_prefix(p: &mut [u16], n: u16) {
     for i in (0..p.len()).rev() {
         let cap = if i == 0 { n } else { p[i - 1] };
         if p[i] < cap {

@@ -323,9 +323,16 @@ impl Against {
 /// # Errors
 /// [`ProbeError`] when the published manifest cannot be read or is invalid.
 pub fn against(dir: &Path, published: &Path) -> Result<Against, ProbeError> {
-    let m = Manifest::read_file(published)?;
-    let mut report = Against::default();
     let want_manifest = std::fs::read(published).map_err(|e| crate::store::TableError::io(published, e))?;
+    let files = Manifest::read_file(published)?.files;
+    Ok(against_files(dir, &want_manifest, &files))
+}
+
+/// Compares table directory `dir` with a published manifest, given as its
+/// bytes and the files it lists (of level tables or of any other kind of
+/// directory, e.g. a few-row one): see [`against`].
+pub fn against_files(dir: &Path, want_manifest: &[u8], files: &std::collections::BTreeMap<String, crate::store::FileEntry>) -> Against {
+    let mut report = Against::default();
     match std::fs::read(dir.join(crate::store::MANIFEST)) {
         Err(_) => report.missing.push(crate::store::MANIFEST.to_string()),
         Ok(b) if b != want_manifest => report.changed.push(crate::store::MANIFEST.to_string()),
@@ -334,7 +341,7 @@ pub fn against(dir: &Path, published: &Path) -> Result<Against, ProbeError> {
             report.bytes += b.len() as u64;
         }
     }
-    for (rel, entry) in &m.files {
+    for (rel, entry) in files {
         match crate::store::file_sha256(&dir.join(rel)) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => report.missing.push(rel.clone()),
             Err(_) => report.changed.push(format!("{rel} (unreadable)")),
@@ -352,11 +359,11 @@ pub fn against(dir: &Path, published: &Path) -> Result<Against, ProbeError> {
             let rel = format!("{prefix}{}", e.file_name().to_string_lossy());
             if e.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push((e.path(), format!("{rel}/")));
-            } else if rel != crate::store::MANIFEST && !m.files.contains_key(&rel) {
+            } else if rel != crate::store::MANIFEST && !files.contains_key(&rel) {
                 report.extra.push(rel);
             }
         }
     }
     report.extra.sort();
-    Ok(report)
+    report
 }

@@ -15,6 +15,7 @@ mod damage;
 mod export;
 mod fetch;
 mod fewrow;
+mod fewrow_tables;
 mod first_hour;
 mod formats;
 mod fuzz;

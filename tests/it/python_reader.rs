@@ -834,3 +834,68 @@ fn refuses_damaged_blocked_tables() {
         assert!(stderr.trim().lines().count() == 1 && stderr.contains(needle), "{what}: {stderr:?}");
     });
 }
+
+/// Few-row directories (FORMAT.md section 18): the package's answers, in
+/// batch, equal `chomp query --json` and brute force in both orientations,
+/// for the current layout and the older one; a damaged block is refused.
+#[test]
+fn the_package_reads_few_row_directories() {
+    assert!(python_available());
+    let dir = scratch();
+    let mut brute = crate::common::Brute::default();
+    for (rows, cols) in [(4u32, 9u32), (9, 4), (3, 7)] {
+        let few = dir.path().join(format!("few-{rows}x{cols}"));
+        let out = crate::common::chomp(&[
+            "solve",
+            "--engine",
+            "few-row",
+            "--rows",
+            &rows.to_string(),
+            "--cols",
+            &cols.to_string(),
+            "--out",
+            few.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        // The older layout: the engine's table written as the solver's checkpoint file.
+        let old = dir.path().join(format!("old-{rows}x{cols}"));
+        fs::create_dir_all(&old).unwrap();
+        let shape = chomp_tables::fewrow::FewRowBox::new(rows, cols).unwrap();
+        let t = chomp_tables::fewrow::solve(shape, &Default::default(), &Default::default()).unwrap();
+        t.save(&old.join("fewrow.prefixes")).unwrap();
+        let mut all: Vec<Vec<u32>> = (1..=rows * cols)
+            .flat_map(|n| crate::common::partitions(n, rows, cols).into_iter().chain(crate::common::partitions(n, cols, rows)))
+            .collect();
+        all.sort();
+        all.dedup();
+        let list = dir.path().join(format!("positions-{rows}x{cols}.txt"));
+        fs::write(&list, all.iter().map(|p| rows_text(p) + "\n").collect::<String>()).unwrap();
+        for d in [&few, &old] {
+            let out = python(&["batch", list.to_str().unwrap(), "--tables", d.to_str().unwrap()]);
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let lines: Vec<serde_json::Value> =
+                String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+            assert_eq!(lines.len(), all.len());
+            for (p, got) in all.iter().zip(&lines) {
+                assert_eq!(got["outcome"], if brute.is_loss(p) { "loss" } else { "win" }, "{p:?} in {}", d.display());
+                assert_eq!(got["winning_moves"], serde_json::json!(brute.winning_moves(p)), "{p:?}");
+            }
+            // The same JSON as chomp query, for a few positions.
+            for p in all.iter().step_by(11) {
+                let cli = crate::common::chomp(&["query", &rows_text(p), "--tables", d.to_str().unwrap(), "--json"]);
+                let want: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
+                let got: serde_json::Value = serde_json::from_slice(&python_query(d, &rows_text(p)).stdout).unwrap();
+                assert_eq!(got, want, "{p:?}");
+            }
+        }
+        // A flipped byte in a block: refused with one line naming it.
+        let table = few.join("fewrow.table");
+        let mut bytes = fs::read(&table).unwrap();
+        bytes[4096 + 10] ^= 1;
+        fs::write(&table, bytes).unwrap();
+        let out = python_query(&few, "1 1");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success() && err.lines().count() == 1 && err.contains("damaged block 0"), "{err}");
+    }
+}

@@ -654,3 +654,33 @@ fn read_answer(r: &mut BufReader<TcpStream>) -> Option<u16> {
     r.read_exact(&mut body).ok()?;
     (status == 200).then_some(status)
 }
+
+/// A few-row directory served beside level tables: its positions (beyond
+/// the level tables' 255 columns too) answered as `chomp query --json`
+/// answers them, listed in /v1/tables, outside both a 404.
+#[test]
+fn serves_a_few_row_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let few = dir.path().join("few-3x300");
+    assert_ok(&chomp(&["solve", "--engine", "few-row", "--rows", "3", "--cols", "300", "--out", few.to_str().unwrap(), "-q"]), "solve");
+    let server = Server::start(&["--tables", LOSSES, "--tables", few.to_str().unwrap()]);
+    for p in ["300,299,7", "3 2", "280,1", "2,2,2,2,1", "5,5,5"] {
+        let cli = chomp(&["query", p, "--tables", few.to_str().unwrap(), "--json"]);
+        assert_ok(&cli, p);
+        let (status, body) = server.get(&format!("/v1/query?position={}", p.replace(' ', ",")));
+        assert_eq!(status, 200, "{p}: {body}");
+        let got = json(&body);
+        if ["3 2", "2,2,2,2,1", "5,5,5"].contains(&p) {
+            // Within the level tables: their answer, with Grundy values.
+            assert_eq!(got["outcome"], json(&text(&cli.stdout))["outcome"]);
+            continue;
+        }
+        assert_eq!(got, json(&text(&cli.stdout)), "{p}");
+    }
+    let (_, body) = server.get("/v1/tables");
+    let list = json(&body);
+    assert!(list["tables"].as_array().unwrap().iter().any(|t| t["engine"] == "few-row" && t["cols"] == 300), "{body}");
+    server.assert_error("/v1/query?position=301,1", 404);
+    server.assert_error("/v1/query?position=200,200,200,200", 404);
+    server.assert_error("/v1/query?position=abc", 400);
+}

@@ -8,11 +8,15 @@
     t.winning_moves("3 2 1")  # [[0, 2], [1, 1], [2, 0]]
     t.manifest                # the checked manifest.json
 
+A few-row directory (`chomp solve --engine few-row`, FORMAT.md section 18)
+opens as a `FewRowTables`, with `query`, `outcome` and `winning_moves`.
+
 Written from FORMAT.md alone: it shares no code with the Rust crate. It needs
 the PyPI package `zstandard`; the roaring bitmaps are read in place, without
 a roaring library.
 """
 
+from .fewrow import FewRowTables, is_few_row_dir
 from .errors import ChompTablesError, InvalidPosition, NotInTables, QuestionError, TableError
 from .position import parse_position
 from .tables import DEFAULT_CACHE_BYTES, Tables
@@ -21,6 +25,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ChompTablesError",
+    "FewRowTables",
     "InvalidPosition",
     "NotInTables",
     "QuestionError",
@@ -40,4 +45,6 @@ def open(directory, cache_bytes=DEFAULT_CACHE_BYTES, against=None):  # noqa: A00
     results/frontier-140-manifest.json). The directory's manifest.json must
     equal it byte for byte, else TableError: every answer then comes from the
     published bytes, and a copy damaged in any way is refused whole."""
+    if is_few_row_dir(directory):
+        return FewRowTables(directory, against=against)
     return Tables(directory, cache_bytes=cache_bytes, against=against)

@@ -19,6 +19,7 @@ from .roaring import SerializedRoaring
 from .blockfile import read_whole
 from .tablefile import GrundyTable, loss_payload_bound, parse_table, zstd_one_frame
 from .tables import Tables
+from .fewrow import FewRowTables, is_few_row_dir
 
 
 def _compact(obj):
@@ -97,7 +98,7 @@ def main(argv=None):
         if args.command == "dump":
             print(_compact(dump(args.table_file)))
             return 0
-        tables = Tables(args.tables, against=args.against)
+        tables = FewRowTables(args.tables, against=args.against) if is_few_row_dir(args.tables) else Tables(args.tables, against=args.against)
         if args.command == "query":
             answer = tables.query(args.position)
             print(_compact(answer) if args.json else _human(answer))

@@ -5,7 +5,7 @@
 use crate::args::RunFlags;
 use crate::progress::{watch, Unit};
 use anyhow::Context;
-use chomp_tables::fewrow::{self, FewRowBox, LevelCount, Progress, SolveOptions};
+use chomp_tables::fewrow::{self, FewRowBox, FewRowDir, FewRowError, Progress, SolveOptions};
 use chomp_tables::solve::memory::human_bytes;
 use chomp_tables::Universe;
 use std::path::{Path, PathBuf};
@@ -14,10 +14,6 @@ use std::time::Instant;
 
 /// The checkpoint a run keeps in its directory (removed once the table is written).
 const CHECKPOINT: &str = "fewrow.checkpoint";
-/// The solved prefix table (the checkpoint's format, complete).
-const TABLE: &str = "fewrow.prefixes";
-/// Tiles, positions and losses of every level.
-const LEVELS: &str = "levels.csv";
 
 /// Table reads a second per thread of five to eight rows, measured at 5×100
 /// and 6×50 (bench/runs/2026-12-07-kvm-2core/fewrow.md): the dry run's rate.
@@ -69,9 +65,8 @@ pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Re
     let label = format!("few-row {rows}x{cols}");
     let table = watch(&label, Unit::Share, &p.done, &p.total, flags.quiet, || fewrow::solve(shape, &opts, &p))?;
     let seconds = t0.elapsed().as_secs_f64();
-    let levels = table.level_counts();
-    table.save(&out.join(TABLE))?;
-    chomp_tables::store::write_atomic(&out.join(LEVELS), levels_csv(&levels).as_bytes())?;
+    let written = fewrow::write_dir(&out, shape, (0..table.len()).map(|r| table.entry(r)))?;
+    let levels = written.levels;
     remove_if_present(&checkpoint)?;
     if let Some(path) = &flags.report_json {
         let json = serde_json::json!({
@@ -90,7 +85,7 @@ pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Re
         let positions: u64 = levels.iter().map(|l| l.positions).sum();
         let losses: u64 = levels.iter().map(|l| l.losses).sum();
         progress!(
-            "done: {} levels ({universe}, few-row engine), {positions} positions, {losses} losses, {seconds:.1} s; prefix table and {LEVELS} in {}",
+            "done: {} levels ({universe}, few-row engine), {positions} positions, {losses} losses, {seconds:.1} s; prefix table, levels.csv and manifest.json in {}",
             levels.len(),
             out.display()
         );
@@ -98,24 +93,11 @@ pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether `dir` holds a few-row table and no level tables.
-pub fn is_few_row_dir(dir: &Path) -> bool {
-    dir.join(TABLE).is_file() && !dir.join("manifest.json").exists()
-}
-
 fn remove_if_present(path: &Path) -> anyhow::Result<()> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).with_context(|| format!("cannot remove {}", path.display())),
         _ => Ok(()),
     }
-}
-
-fn levels_csv(levels: &[LevelCount]) -> String {
-    let mut s = String::from("tiles,positions,losses\n");
-    for l in levels {
-        s.push_str(&format!("{},{},{}\n", l.tiles, l.positions, l.losses));
-    }
-    s
 }
 
 /// Table reads of the whole solve: about `Σ_i (h_i − c)` for every prefix
@@ -136,70 +118,109 @@ fn estimated_reads(shape: FewRowBox) -> f64 {
 }
 
 /// `chomp query` on a few-row directory: the position's outcome and winning
-/// moves, reading from `fewrow.prefixes` only the entries they need (the
-/// position's and its children's prefixes; the file's checksum covers the
-/// whole table and is not checked here).
-pub fn query(position: &str, dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
-    use std::io::{Read, Seek, SeekFrom};
+/// moves, from the blocks of the prefix table they need (each checked).
+pub fn query(position: &str, dir: &Path, json: bool, against: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let p = parse_position(position)?;
+    let table = match against {
+        Some(pinned) => FewRowDir::open_against(dir, pinned)?,
+        None => FewRowDir::open(dir)?,
+    };
+    let answer = table.answer_rows(&p).map_err(|e| match e {
+        FewRowError::Position(why) => anyhow::anyhow!("the position {position:?} is not in the tables of {}: {why}", dir.display()),
+        e => e.into(),
+    })?;
+    let shape = table.shape();
+    let outcome = if answer.loss { "loss" } else { "win" };
+    let shown: Vec<String> = p.iter().map(|v| v.to_string()).collect();
+    let tiles: u64 = p.iter().map(|&r| u64::from(r)).sum();
+    if json {
+        let v = serde_json::json!({ "position": p, "tiles": tiles, "outcome": outcome, "grundy": null, "grundy_normal": null, "winning_moves": answer.winning_moves, "engine": "few-row", "box": format!("{}x{}", shape.rows, shape.cols) });
+        println!("{v}");
+    } else {
+        println!("position: {} ({tiles} tiles)", shown.join(" "));
+        println!("outcome:  {outcome} for the player to move");
+        let list: Vec<String> = answer.winning_moves.iter().map(|[a, b]| format!("({a},{b})")).collect();
+        println!("winning moves: {}", if list.is_empty() { "none".to_string() } else { list.join(" ") });
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A position as the command line gives it: row lengths separated by
+/// spaces or commas, non-increasing, not the empty board (trailing zero
+/// rows dropped).
+pub fn parse_position(position: &str) -> anyhow::Result<Vec<u32>> {
     let rows: Vec<u32> = position
         .split(|c: char| c.is_whitespace() || c == ',')
         .filter(|s| !s.is_empty())
         .map(|s| s.parse::<u32>().with_context(|| format!("invalid position {position:?}: {s:?} is not a row length")))
         .collect::<Result<_, _>>()?;
-    let p = fewrow::FewRowPosition::new(&rows).with_context(|| format!("invalid position {position:?}"))?;
-    anyhow::ensure!(!p.rows().is_empty(), "invalid position {position:?}: the empty board is not a position");
-    let path = dir.join(TABLE);
-    let mut file = std::fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut header = [0u8; 28];
-    file.read_exact(&mut header).with_context(|| format!("{}: too short for a few-row table", path.display()))?;
-    anyhow::ensure!(&header[..8] == b"CHOMPFR1", "{}: not a few-row table", path.display());
-    let word = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes"));
-    let (k, n) = (word(8), word(12));
-    let shape = FewRowBox::new(k, n)?;
-    let ranking = fewrow::PrefixRanking::new(k as usize - 1, n).context("a few-row table of an impossible box")?;
-    // Outcomes are the same for a position and its transpose.
-    let fits = |q: &fewrow::FewRowPosition| q.rows().len() as u32 <= k && q.rows().first().is_none_or(|&r| u32::from(r) <= n);
-    let oriented = |q: fewrow::FewRowPosition| if fits(&q) { Some(q) } else { q.transposed().filter(|t| fits(t)) };
-    anyhow::ensure!(oriented(p).is_some(), "the position {position:?} does not fit the {k}x{n} box of {}", dir.display());
-    let mut is_loss = |q: fewrow::FewRowPosition| -> anyhow::Result<bool> {
-        let q = oriented(q).expect("a child fits where its parent does");
-        let mut all = [0u16; fewrow::MAX_ROWS as usize];
-        all[..q.rows().len()].copy_from_slice(q.rows());
-        if k == 1 {
-            return Ok(all[0] == 1);
-        }
-        let rank = ranking.rank(&all[..k as usize - 1]);
-        let mut e = [0u8; 2];
-        file.seek(SeekFrom::Start(28 + 2 * rank))?;
-        file.read_exact(&mut e)?;
-        let e = u16::from_le_bytes(e);
-        Ok(e != fewrow::NONE && e == all[k as usize - 1])
+    let mut rows = rows;
+    while rows.last() == Some(&0) {
+        rows.pop();
+    }
+    anyhow::ensure!(!rows.is_empty(), "invalid position {position:?}: the empty board is not a position");
+    anyhow::ensure!(rows.windows(2).all(|w| w[0] >= w[1]), "invalid position {position:?}: rows must not increase from top to bottom");
+    Ok(rows)
+}
+
+/// `chomp convert` of a few-row directory: its entries (every block, or
+/// the older layout's whole CRC-32, checked) rewritten in the current layout.
+pub fn convert(src: &Path, out: &Path, quiet: bool) -> anyhow::Result<ExitCode> {
+    let t0 = Instant::now();
+    let written = fewrow::convert(src, out)?;
+    if !quiet {
+        let m = &written.manifest;
+        eprintln!(
+            "converted the few-row table of {} ({}x{} box, {} prefixes, {} losses) into {}: {} ({:.1} s)",
+            src.display(),
+            m.universe.rows,
+            m.universe.cols,
+            m.prefixes,
+            m.losses,
+            out.display(),
+            m.files.keys().cloned().collect::<Vec<_>>().join(", "),
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chomp verify` of a few-row directory: manifest, every file's SHA-256,
+/// every block, the level counts and sampled positions against their
+/// children; with `--full`, the box solved again and compared entry by entry.
+pub fn verify(dir: &Path, samples: u64, seed: u64, full: bool, max_memory: Option<u64>, dry_run: bool) -> anyhow::Result<ExitCode> {
+    let t0 = Instant::now();
+    let table = FewRowDir::open(dir)?;
+    let shape = table.shape();
+    if dry_run {
+        let threads = rayon::current_num_threads();
+        let seconds =
+            shape.prefixes().map_or(f64::INFINITY, |p| p as f64) * 4.0 * seconds_per_prefix(shape.k(), shape.n()) / threads as f64;
+        println!(
+            "the proof of the {}x{} box (a new solve with the plain method, compared entry by entry) on {threads} threads: about {}, memory {} (rough: the engine's measured rates)",
+            shape.rows,
+            shape.cols,
+            crate::solve::human_duration(seconds),
+            shape.table_bytes().map_or_else(|| "more than 2^64 bytes".into(), human_bytes)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    drop(table);
+    let opts = full.then(|| SolveOptions { max_memory, plain_reads: true, ..Default::default() });
+    let r = fewrow::verify(dir, samples, seed, opts.as_ref()).map_err(|e| anyhow::anyhow!("FAILED: {e}"))?;
+    let proven = match r.resolved {
+        Some(n) => format!(", the box solved again and all {n} entries equal"),
+        None => String::new(),
     };
-    let loss = is_loss(p)?;
-    let mut winning = Vec::new();
-    let r = p.rows();
-    for (a, &len) in r.iter().enumerate() {
-        for b in 0..u32::from(len) {
-            if a == 0 && b == 0 {
-                continue;
-            }
-            let child: Vec<u32> = r.iter().enumerate().map(|(i, &v)| if i >= a { u32::from(v).min(b) } else { u32::from(v) }).collect();
-            if is_loss(fewrow::FewRowPosition::new(&child)?)? {
-                winning.push([a as u32, b]);
-            }
-        }
-    }
-    anyhow::ensure!(loss == winning.is_empty() || r == [1], "the table of {} contradicts itself at {position:?}", dir.display());
-    let outcome = if loss { "loss" } else { "win" };
-    let shown: Vec<String> = r.iter().map(|v| v.to_string()).collect();
-    if json {
-        let v = serde_json::json!({ "position": shown.join(" "), "tiles": p.tiles(), "outcome": outcome, "winning_moves": winning, "engine": "few-row", "box": format!("{}x{}", shape.rows, shape.cols) });
-        println!("{v}");
-    } else {
-        println!("position: {} ({} tiles)", shown.join(" "), p.tiles());
-        println!("outcome:  {outcome} for the player to move");
-        let list: Vec<String> = winning.iter().map(|[a, b]| format!("({a},{b})")).collect();
-        println!("winning moves: {}", if list.is_empty() { "none".to_string() } else { list.join(" ") });
-    }
+    println!(
+        "ok: few-row {}x{} box, {} files checksummed, {} blocks checked, {} losses counted (levels.csv and manifest.json agree), {} positions checked against their children{proven} ({:.1} s)",
+        shape.rows,
+        shape.cols,
+        r.files,
+        r.blocks,
+        r.losses,
+        r.samples,
+        t0.elapsed().as_secs_f64()
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -204,6 +204,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
             solve::solve(&file.plan(), out, &run, comm)
         }
         Command::Query { position, tables, json, against } => read::query(&position, &tables, json, against.as_deref()),
+        Command::Convert { tables, out, quiet } if chomp_tables::fewrow::is_few_row_dir(&tables) => fewrow::convert(&tables, &out, quiet),
         Command::Convert { tables, out, quiet } => read::convert(&tables, &out, quiet),
         Command::Site { tables, out, mirror, pack, force, quiet } => site::site(&tables, &out, mirror.as_deref(), pack, force, quiet),
         Command::Fetch { manifest, from, out, jobs, idle_timeout, retries, quiet } => {
@@ -218,6 +219,11 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         Command::Openings { tables, rows, cols, all, out } => read::openings(tables.as_deref(), rows.zip(cols), all, out.as_deref()),
         Command::Boxes { tables, out } => read::boxes(&tables, out.as_deref()),
         Command::Verify { against: Some(manifest), tables, .. } => read::verify_against(&tables, &manifest),
+        Command::Verify { tables, samples, seed, full, max_memory, dry_run, against: None, .. }
+            if chomp_tables::fewrow::is_few_row_dir(&tables) =>
+        {
+            fewrow::verify(&tables, samples, seed, full, max_memory, dry_run)
+        }
         Command::Verify { tables, max_memory, dry_run: true, .. } => read::verify_dry_run(&tables, max_memory),
         Command::Verify { tables, samples, seed, min_tiles, max_tiles, allow_incomplete, full, max_memory, against: None, .. } => {
             if let Some(max) = max_tiles.filter(|&max| max < min_tiles) {

@@ -25,8 +25,8 @@ fn plural(n: u32, what: &str) -> String {
 }
 
 pub fn query(position: &str, dir: &Path, json: bool, against: Option<&Path>) -> anyhow::Result<ExitCode> {
-    if against.is_none() && crate::fewrow::is_few_row_dir(dir) {
-        return crate::fewrow::query(position, dir, json);
+    if chomp_tables::fewrow::is_few_row_dir(dir) || against.is_some_and(chomp_tables::fewrow::is_few_row_manifest) {
+        return crate::fewrow::query(position, dir, json, against);
     }
     let p: Position = position.parse().with_context(|| format!("invalid position {position:?}"))?;
     let tables = match against {
@@ -238,7 +238,11 @@ fn write_or_print(csv: &str, out: Option<&Path>) -> anyhow::Result<ExitCode> {
 
 pub fn verify_against(dir: &Path, manifest: &Path) -> anyhow::Result<ExitCode> {
     let t0 = Instant::now();
-    let r = check::against(dir, manifest)?;
+    let r = if chomp_tables::fewrow::is_few_row_manifest(manifest) {
+        chomp_tables::fewrow::against(dir, manifest)?
+    } else {
+        check::against(dir, manifest)?
+    };
     for (what, list) in [("missing", &r.missing), ("changed", &r.changed), ("extra", &r.extra)] {
         for f in list {
             eprintln!("{what}: {}", dir.join(f).display());

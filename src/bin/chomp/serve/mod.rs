@@ -17,6 +17,7 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use chomp_tables::fewrow::{FewRowDir, FewRowError};
 use chomp_tables::play::{self as player, Level, PlayError};
 use chomp_tables::read::{openings, OPEN_FILES};
 use chomp_tables::{Position, PositionError, ProbeError, Tables};
@@ -72,9 +73,19 @@ struct Source {
     pinned: bool,
 }
 
+/// One few-row table directory served.
+struct FewRowSource {
+    name: String,
+    roots: Vec<String>,
+    table: FewRowDir,
+    pinned: bool,
+}
+
 /// The shared state: every table directory, opened at start.
 struct Served {
     sources: Vec<Source>,
+    /// The few-row directories, asked after the level tables.
+    fewrow: Vec<FewRowSource>,
     /// A permit per answer computed at once ([`compute`], `--workers`).
     compute: Semaphore,
     /// The connections held.
@@ -84,6 +95,7 @@ struct Served {
 type Shared = Arc<Served>;
 
 /// An error answer: a status and `{"error": message}`.
+#[derive(Clone)]
 struct ApiError(StatusCode, String);
 
 impl IntoResponse for ApiError {
@@ -147,6 +159,64 @@ impl Served {
     }
 }
 
+impl Served {
+    /// The answer of the first few-row directory whose box holds the
+    /// position (in either orientation), in the JSON of the level tables'
+    /// answers without Grundy values and moves; `level_error` is the level
+    /// tables' reason, given when no few-row directory holds it either.
+    fn fewrow_answer(&self, text: &str, level_error: Option<ApiError>) -> Result<Response, ApiError> {
+        if text.len() > MAX_POSITION_CHARS {
+            return Err(bad(format!("position too long ({} characters; at most {MAX_POSITION_CHARS})", text.len())));
+        }
+        let p = crate::fewrow::parse_position(text).map_err(|e| level_error.clone().unwrap_or_else(|| bad(format!("{e:#}"))))?;
+        let mut outside = Vec::new();
+        for src in &self.fewrow {
+            match src.table.answer_rows(&p) {
+                Ok(a) => {
+                    let body = json!({
+                        "position": p,
+                        "tiles": p.iter().map(|&r| u64::from(r)).sum::<u64>(),
+                        "outcome": if a.loss { "loss" } else { "win" },
+                        "grundy": null,
+                        "grundy_normal": null,
+                        "winning_moves": a.winning_moves,
+                        "engine": "few-row",
+                        "box": format!("{}x{}", src.table.shape().rows, src.table.shape().cols),
+                    });
+                    return Ok(Json(body).into_response());
+                }
+                Err(FewRowError::Position(_)) => {
+                    let shape = src.table.shape();
+                    outside.push(format!("{}: few-row {}x{} box", src.name, shape.rows, shape.cols));
+                }
+                Err(e) => {
+                    tracing::error!("table {}: answered 500 to position {text}: {e}", src.name);
+                    let mut msg = e.to_string();
+                    for root in &src.roots {
+                        msg = msg.replace(root.as_str(), &src.name);
+                    }
+                    return Err(ApiError(StatusCode::INTERNAL_SERVER_ERROR, msg));
+                }
+            }
+        }
+        let mut within: Vec<String> = self
+            .sources
+            .iter()
+            .map(|s| format!("{}: {}, levels 1..={}", s.name, s.tables.manifest().universe.bounds(), s.tables.manifest().levels_complete))
+            .collect();
+        within.extend(outside);
+        Err(ApiError(
+            StatusCode::NOT_FOUND,
+            format!(
+                "position {} ({} tiles) is outside every table ({})",
+                text.trim(),
+                p.iter().map(|&r| u64::from(r)).sum::<u64>(),
+                within.join("; ")
+            ),
+        ))
+    }
+}
+
 /// The query string as a map, or a 400.
 fn params(q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<HashMap<String, String>, ApiError> {
     let Query(pairs) = q.map_err(|e| bad(format!("invalid query string: {e}")))?;
@@ -200,7 +270,13 @@ async fn compute<T>(slots: &Semaphore, f: impl FnOnce() -> Result<T, ApiError>) 
 }
 
 async fn query(State(s): State<Shared>, q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Result<Response, ApiError> {
-    let p = position(&params(q)?)?;
+    let m = params(q)?;
+    let parsed = position(&m);
+    if !s.fewrow.is_empty() && parsed.as_ref().map_or(true, |p| s.source(p).is_err()) {
+        let text = required(&m, "position", "5,3,3,1,1")?.to_string();
+        return compute(&s.compute, || s.fewrow_answer(&text, parsed.err())).await;
+    }
+    let p = parsed?;
     compute(&s.compute, || {
         let mut body = Vec::with_capacity(16 << 10);
         let source = s.source(&p)?;
@@ -267,6 +343,16 @@ async fn list(State(s): State<Shared>) -> Json<serde_json::Value> {
                 "pinned": src.pinned,
             })
         })
+        .chain(s.fewrow.iter().map(|src| {
+            let shape = src.table.shape();
+            json!({
+                "name": src.name,
+                "rows": shape.rows,
+                "cols": shape.cols,
+                "engine": "few-row",
+                "pinned": src.pinned,
+            })
+        }))
         .collect();
     Json(json!({ "tables": list }))
 }
@@ -386,10 +472,28 @@ fn layers(routes: Router, request_timeout: Duration) -> Router {
 /// names one), and unless `lazy` loads every level (formats 1
 /// and 2: losses and Grundy tables; format 3: the head of every table, the
 /// blocks then load on demand within `cache_bytes`).
-fn open_all(dirs: &[PathBuf], against: &[PathBuf], lazy: bool, cache_bytes: usize) -> anyhow::Result<Vec<Source>> {
+fn open_all(dirs: &[PathBuf], against: &[PathBuf], lazy: bool, cache_bytes: usize) -> anyhow::Result<(Vec<Source>, Vec<FewRowSource>)> {
     let mut out = Vec::new();
+    let mut fewrow = Vec::new();
     for (i, dir) in dirs.iter().enumerate() {
         let t0 = Instant::now();
+        if chomp_tables::fewrow::is_few_row_dir(dir) || against.get(i).is_some_and(|a| chomp_tables::fewrow::is_few_row_manifest(a)) {
+            let table = match against.get(i) {
+                Some(pinned) => FewRowDir::open_against(dir, pinned)?,
+                None => FewRowDir::open(dir)?,
+            };
+            let shape = table.shape();
+            tracing::info!(
+                "{}: few-row {}x{} box, {} prefixes, in {:.1} s",
+                dir.display(),
+                shape.rows,
+                shape.cols,
+                table.prefixes(),
+                t0.elapsed().as_secs_f64()
+            );
+            fewrow.push(FewRowSource { name: source_name(dir), roots: source_roots(dir), table, pinned: against.get(i).is_some() });
+            continue;
+        }
         let tables = match against.get(i) {
             Some(pinned) => Tables::open_against(dir, pinned, cache_bytes)?,
             None => Tables::open_with_cache(dir, cache_bytes)?,
@@ -410,16 +514,7 @@ fn open_all(dirs: &[PathBuf], against: &[PathBuf], lazy: bool, cache_bytes: usiz
                 }
             }
         }
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "tables".to_string());
-        // Only absolute paths are replaced: a relative one ("results") may be a word of the message.
-        let mut roots: Vec<String> = [Some(dir.clone()), dir.canonicalize().ok()]
-            .into_iter()
-            .flatten()
-            .filter(|d| d.is_absolute() && d.parent().is_some())
-            .map(|d| d.display().to_string())
-            .collect();
-        roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
-        roots.dedup();
+        let (name, roots) = (source_name(dir), source_roots(dir));
         tracing::info!(
             "{}: {} levels{} in {:.1} s",
             dir.display(),
@@ -429,7 +524,27 @@ fn open_all(dirs: &[PathBuf], against: &[PathBuf], lazy: bool, cache_bytes: usiz
         );
         out.push(Source { name, roots, tables, pinned: against.get(i).is_some() });
     }
-    Ok(out)
+    Ok((out, fewrow))
+}
+
+/// A directory's name in answers.
+fn source_name(dir: &std::path::Path) -> String {
+    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "tables".to_string())
+}
+
+/// The directory as given and as resolved, longest first, replaced by its
+/// name in error messages. Only absolute paths are replaced: a relative one
+/// ("results") may be a word of the message.
+fn source_roots(dir: &std::path::Path) -> Vec<String> {
+    let mut roots: Vec<String> = [Some(dir.to_path_buf()), dir.canonicalize().ok()]
+        .into_iter()
+        .flatten()
+        .filter(|d| d.is_absolute() && d.parent().is_some())
+        .map(|d| d.display().to_string())
+        .collect();
+    roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
+    roots.dedup();
+    roots
 }
 
 /// Caps glibc's malloc at two arenas (unless `MALLOC_ARENA_MAX` chooses),
@@ -472,9 +587,9 @@ pub fn serve(mut cfg: Config) -> anyhow::Result<ExitCode> {
             cfg.tables.len()
         );
     }
-    let sources = open_all(&cfg.tables, &cfg.against, cfg.lazy, cfg.cache_mib.saturating_mul(1 << 20))?;
+    let (sources, fewrow) = open_all(&cfg.tables, &cfg.against, cfg.lazy, cfg.cache_mib.saturating_mul(1 << 20))?;
     let connections = conn::Registry::new(cfg.max_connections);
-    let state: Shared = Arc::new(Served { sources, compute: Semaphore::new(workers), connections });
+    let state: Shared = Arc::new(Served { sources, fewrow, compute: Semaphore::new(workers), connections });
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
     rt.block_on(run(cfg, state, listener))?;
     Ok(ExitCode::SUCCESS)
