@@ -20,7 +20,7 @@ mod checkpoint;
 mod solve;
 
 pub use checkpoint::{read_checkpoint, write_checkpoint, CheckpointError};
-pub use solve::{reads, solve, Progress, SolveOptions};
+pub use solve::{carried_rows, reads, solve, Progress, SolveOptions};
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
