@@ -29,7 +29,7 @@ pub use dir::{
 pub mod files {
     pub use super::dir::{BLOCK_BYTES, ENGINE, FORMAT_NAME, LEGACY_MAGIC, LEGACY_TABLE, LEVELS, MAGIC, MANIFEST, TABLE, VERSION};
 }
-pub use solve::{reads, solve, Progress, SolveOptions};
+pub use solve::{carried_rows, reads, solve, Progress, SolveOptions};
 
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 

@@ -26,12 +26,19 @@
 //! row `i < m − 1` lowers entry `i` to `j < h_i` and raises no entry), so
 //! the heads with the same tile count, a *wavefront*, are independent: they
 //! are solved in parallel, wavefront after wavefront.
+//!
+//! The single exclusions of prefix row `i` are those of the prefix with
+//! entry `i` one lower, plus that prefix's own losing length: [`Carried`]
+//! keeps them as bit sets from prefix to prefix instead of reading them
+//! again, for as many rows as the memory allows. Three rows have one head
+//! entry and so one head per wavefront; they are solved by anti-diagonals
+//! `a + c` of their prefixes `(a, c)` instead ([`Three`]), in parallel.
 
 use super::checkpoint::{read_checkpoint, write_checkpoint};
-use super::{FewRowBox, FewRowError, FewRowTable, PrefixRanking, NONE};
+use super::{FewRowBox, FewRowError, FewRowTable, PrefixRanking, MAX_ROWS, NONE};
 use rayon::prelude::*;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 /// How [`solve`] runs.
@@ -49,6 +56,10 @@ pub struct SolveOptions {
     /// rows (where the exclusion sets are otherwise carried from prefix to
     /// prefix): the plain method, to check the other against.
     pub plain_reads: bool,
+    /// From four rows on, carry the exclusion sets of this many prefix
+    /// rows (the first ones) and read the others (`None`: as many as fit
+    /// in the memory allowed; see [`carried_rows`]).
+    pub carry: Option<usize>,
 }
 
 /// What a running [`solve`] has done, for a progress display: prefixes
@@ -61,6 +72,8 @@ struct Scratch {
     incremental: Vec<u64>,
     /// The same as bits, for the carried sets.
     bits: Vec<u64>,
+    /// The lengths the rows not carried exclude, as bits.
+    excl: Vec<u64>,
     /// `single[x] == stamp` when a bite at `j ≥ c` excludes `x`.
     single: Vec<u64>,
     stamp: u64,
@@ -68,12 +81,43 @@ struct Scratch {
 
 impl Scratch {
     fn new(n: u32) -> Self {
-        Scratch { incremental: vec![0; n as usize + 2], bits: Vec::new(), single: vec![0; n as usize + 2], stamp: 0 }
+        Scratch { incremental: vec![0; n as usize + 2], bits: Vec::new(), excl: Vec::new(), single: vec![0; n as usize + 2], stamp: 0 }
     }
 
     fn next(&mut self) -> u64 {
         self.stamp += 1;
         self.stamp
+    }
+}
+
+/// Prefix rows whose exclusion sets [`solve`] carries for `shape` within
+/// `allowed` bytes (all of them when `None`), and the bytes it then needs
+/// in all (table and sets); `None` beyond `u64`.
+///
+/// Three rows carry their one row of sets, four rows both; from five rows
+/// on, each row carried takes [`Carried::family_bytes`], and as many rows
+/// as fit next to the table are carried (the first rows first: their
+/// bites are the most to read).
+pub fn carried_rows(shape: FewRowBox, allowed: Option<u64>) -> (usize, Option<u64>) {
+    let m = shape.k().saturating_sub(1) as usize;
+    if shape.k() <= 3 {
+        return (m.saturating_sub(1), bytes_carrying(shape, 1));
+    }
+    let carry = (1..m).rev().find(|&c| allowed.is_none_or(|a| bytes_carrying(shape, c).is_some_and(|b| b <= a))).unwrap_or(0);
+    (carry, bytes_carrying(shape, carry))
+}
+
+/// Bytes of the table and of the sets of `carry` prefix rows.
+fn bytes_carrying(shape: FewRowBox, carry: usize) -> Option<u64> {
+    let table = shape.table_bytes()?;
+    match shape.k() {
+        0..=2 => Some(table),
+        3 => table.checked_add(Three::bytes(shape.n())),
+        _ if carry == 0 => Some(table),
+        _ => {
+            let (family, offsets) = Carried::family_bytes(shape)?;
+            table.checked_add(offsets)?.checked_add(family.checked_mul(carry as u64)?)
+        }
     }
 }
 
@@ -86,8 +130,12 @@ impl Scratch {
 pub fn solve(shape: FewRowBox, opts: &SolveOptions, progress: &Progress) -> Result<FewRowTable, FewRowError> {
     let (k, n) = (shape.k(), shape.n());
     let m = (k - 1) as usize;
-    let bytes = shape.table_bytes().map(|b| b + Chains::bytes(shape));
     let allowed = opts.max_memory.or_else(crate::solve::memory::available_memory);
+    let (carry, bytes) = match (opts.plain_reads, opts.carry) {
+        (true, _) => (0, shape.table_bytes()),
+        (false, Some(c)) if k > 3 => (c.min(m - 1), bytes_carrying(shape, c.min(m - 1))),
+        _ => carried_rows(shape, allowed),
+    };
     if let (Some(allowed), need) = (allowed, bytes) {
         if need.is_none_or(|b| b > allowed) {
             return Err(FewRowError::Memory {
@@ -109,20 +157,43 @@ pub fn solve(shape: FewRowBox, opts: &SolveOptions, progress: &Progress) -> Resu
         Some((entries, next)) => (entries.into_iter().map(AtomicU16::new).collect(), next),
         None => (std::iter::repeat_with(|| AtomicU16::new(NONE)).take(len as usize).collect(), 0),
     };
+    let every = opts.checkpoint_every.unwrap_or(Duration::from_secs(600));
+    let mut saved = Instant::now();
+    let mut checkpoint = |next: u32, last: bool| -> Result<(), FewRowError> {
+        if let Some(path) = &opts.checkpoint {
+            if !last && saved.elapsed() >= every {
+                write_checkpoint(path, shape, &table, next)?;
+                saved = Instant::now();
+            }
+        }
+        Ok(())
+    };
     if m == 0 {
         // One row: the single tile is the only loss.
         table[0].store(1, Relaxed);
     } else if m == 1 {
         solve_line(&ranking, &table, &[], &mut Scratch::new(n));
+    } else if m == 2 && !opts.plain_reads {
+        // Three rows: by anti-diagonals (a checkpoint's wavefront is one).
+        let three = Three::new(n);
+        progress.done.store(Three::before(n, first), Relaxed);
+        if first > 0 {
+            three.rebuild(&table, first);
+        }
+        for s in first..=2 * n {
+            three.lines(s).into_par_iter().with_min_len(256).for_each(|a| three.cell(&table, a, s - a));
+            progress.done.fetch_add(three.lines(s).len() as u64, Relaxed);
+            checkpoint(s + 1, s == 2 * n)?;
+        }
     } else {
+        // A three-row checkpoint's anti-diagonal s has decided the heads a < ⌈s/2⌉.
+        let first = if m == 2 { first.div_ceil(2) } else { first };
         let last = (m as u32 - 1) * n;
-        let every = opts.checkpoint_every.unwrap_or(Duration::from_secs(600));
-        let mut saved = Instant::now();
         progress.done.store(prefixes_before(&ranking, first), Relaxed);
-        let chains = (m <= 3 && !opts.plain_reads).then(|| Chains::new(m, n));
+        let carried = (carry > 0).then(|| Carried::new(m, n, carry));
         for s in first..=last {
             let heads = heads_with_tiles(m - 1, n, s);
-            if let Some(ch) = &chains {
+            if let Some(ch) = &carried {
                 if s == first && first > 0 {
                     ch.rebuild(&table, &ranking, s);
                 }
@@ -130,19 +201,15 @@ pub fn solve(shape: FewRowBox, opts: &SolveOptions, progress: &Progress) -> Resu
             heads.par_iter().for_each_init(
                 || Scratch::new(n),
                 |scratch, head| {
-                    match &chains {
+                    match &carried {
                         Some(ch) => ch.solve_line(&ranking, &table, head, scratch),
                         None => solve_line(&ranking, &table, head, scratch),
                     }
                     progress.done.fetch_add(u64::from(head[m - 2]) + 1, Relaxed);
                 },
             );
-            if let Some(path) = &opts.checkpoint {
-                if s < last && saved.elapsed() >= every {
-                    write_checkpoint(path, shape, &table, s + 1)?;
-                    saved = Instant::now();
-                }
-            }
+            // (Three rows: the heads a ≤ s are the anti-diagonals to 2s + 1.)
+            checkpoint(if m == 2 { 2 * s + 2 } else { s + 1 }, s == last)?;
         }
     }
     progress.done.store(len, Relaxed);
@@ -259,58 +326,36 @@ fn solve_line(r: &PrefixRanking, table: &[AtomicU16], head: &[u16], scratch: &mu
     }
 }
 
-/// Table reads [`solve`] makes for `shape`, about (the bites at `j ≥ c`
-/// and the `m` at `j = c − 1`, for every prefix): the work its time is
+/// Table reads [`solve`] makes for `shape` when it carries the sets of the
+/// first `carry` prefix rows (the bites at `j ≥ c` of the other rows and
+/// the `m` at `j = c − 1`, for every prefix): the work its time is about
 /// proportional to, for pricing a run. Enumerates every head: meant for
 /// boxes of at most a few million heads.
-pub fn reads(shape: FewRowBox) -> u64 {
+pub fn reads(shape: FewRowBox, carry: usize) -> u64 {
     let m = (shape.k() - 1) as usize;
     if m < 2 {
         return u64::from(shape.n()) * m as u64;
     }
-    fn go(left: usize, max: u32, sum: u64, out: &mut u64, m: u64) {
+    let carry = carry.min(m - 1);
+    // `sum`: Σ of the head's entries from `carry` on, but its last.
+    fn go(at: usize, left: usize, max: u32, sum: u64, out: &mut u64, m: u64, carry: usize) {
         if left == 1 {
             // The head's last entry h; the line c = 0..=h.
+            let read = m - 1 - carry as u64; // rows read one by one
             for h in 0..=u64::from(max) {
-                let s = sum + h; // Σ of the head's entries
-                *out += (h + 1) * s - (m - 1) * h * (h + 1) / 2 + (h + 1) * m;
+                let s = sum + if at >= carry { h } else { 0 };
+                *out += (h + 1) * s - read * h * (h + 1) / 2 + (h + 1) * m;
             }
             return;
         }
         for v in 0..=max {
-            go(left - 1, v, sum + u64::from(v), out, m);
+            let s = sum + if at >= carry { u64::from(v) } else { 0 };
+            go(at + 1, left - 1, v, s, out, m, carry);
         }
     }
     let mut out = 0;
-    go(m - 1, shape.n(), 0, &mut out, m as u64);
+    go(0, m - 1, shape.n(), 0, &mut out, m as u64, carry);
     out
-}
-
-/// The exclusion sets of three- and four-row boxes, carried from prefix to
-/// prefix instead of read again: one bit set of lengths `0..=c` per key.
-///
-/// With four rows (prefix `(a, b, c)`), the bites at `j ≥ c` exclude
-/// - in row 1, `L(a, j, c)` for `c ≤ j < b`: the set `rows1[(a, c)]`,
-///   which gains `L(a, b, c)` once that is decided (for `b + 1`);
-/// - in row 0, `L(j, j, c)` for `max(c, 1) ≤ j < b` and `L(j, b, c)` for
-///   `b ≤ j < a`: the set `rows0[(b, c)]`, which gains `L(a, b, c)` (for
-///   `a + 1`); the line `a = b` starts it from the one of `b − 1` and
-///   passes it on to `b + 1` (the diagonal part).
-///
-/// With three rows (prefix `(a, c)`), row 0 excludes `L(j, c)` for
-/// `max(c, 1) ≤ j < a`: `rows0[c]`, which gains `L(a, c)`.
-///
-/// Each key is touched by one head of a wavefront, so the heads of a
-/// wavefront still run in parallel; its words are read and written with
-/// plain (relaxed) loads and stores.
-struct Chains {
-    m: usize,
-    /// Words of the set of key `(x, c)` start at `by_x[x] + by_c[c]`
-    /// (with three rows the key is `c` alone: `by_c[c]`).
-    by_x: Vec<u64>,
-    by_c: Vec<u64>,
-    rows0: Vec<AtomicU64>,
-    rows1: Vec<AtomicU64>,
 }
 
 /// Words of a set of lengths `0..=c`.
@@ -318,120 +363,231 @@ fn words(c: u32) -> u64 {
     u64::from(c) / 64 + 1
 }
 
-impl Chains {
-    fn offsets(n: u32) -> (Vec<u64>, Vec<u64>) {
-        let mut by_c = vec![0u64; n as usize + 2];
-        for c in 0..=n {
-            by_c[c as usize + 1] = by_c[c as usize] + words(c);
+/// `by_c[c]`: words of the sets of lengths `0..=c'` for every `c' < c`
+/// (`c = 0..=n + 1`).
+fn offsets_by_c(n: u32) -> Vec<u64> {
+    let mut by_c = vec![0u64; n as usize + 2];
+    for c in 0..=n {
+        by_c[c as usize + 1] = by_c[c as usize] + words(c);
+    }
+    by_c
+}
+
+fn clear(set: &[AtomicU64]) {
+    set.iter().for_each(|w| w.store(0, Relaxed));
+}
+
+fn insert(set: &[AtomicU64], l: u16) {
+    if l != NONE {
+        let w = &set[l as usize / 64];
+        w.store(w.load(Relaxed) | 1 << (l % 64), Relaxed);
+    }
+}
+
+/// The least `x` in `gap..=top` that no word of `used(wi)` excludes (bit
+/// `x % 64` of word `x / 64`), or [`NONE`].
+#[inline]
+fn least_free(gap: u32, top: u32, mut used: impl FnMut(usize) -> u64) -> u16 {
+    let mut wi = gap as usize / 64;
+    while wi * 64 <= top as usize {
+        let mut u = used(wi);
+        if wi == gap as usize / 64 {
+            u |= (1u64 << (gap % 64)) - 1;
         }
-        let mut by_x = vec![0u64; n as usize + 2];
-        for x in 0..=n as usize {
-            by_x[x + 1] = by_x[x] + by_c[x + 1];
+        if u != u64::MAX {
+            let x = wi * 64 + (!u).trailing_zeros() as usize;
+            return if x <= top as usize { x as u16 } else { NONE };
         }
-        (by_x, by_c)
+        wi += 1;
     }
+    NONE
+}
 
-    /// Bytes the sets of `shape` take (none beyond four rows).
-    fn bytes(shape: FewRowBox) -> u64 {
-        let n = shape.n();
-        match shape.k() {
-            3 => 8 * Self::offsets(n).1[n as usize + 1],
-            4 => 16 * Self::offsets(n).0[n as usize + 1],
-            _ => 0,
+/// The exclusion sets of the bites at `j ≥ c`, carried from prefix to
+/// prefix instead of read again, for the prefix rows `0..carry` (four
+/// rows and more; three rows are [`Three`]).
+///
+/// The bites in prefix row `i` at `j ≥ c` of the prefix `(h, c)` exclude
+/// `S_i(h, c) = { L(h_0, …, h_{i−1}, min(h_i, j), …, min(h_{m−2}, j), c) :
+/// max(c, [i = 0]) ≤ j < h_i }`. Its *key* is `h` without entry `i`, with
+/// `c`: a non-increasing `(m − 1)`-tuple. Going from `h_i − 1` to `h_i`
+/// adds the child at `j = h_i − 1`:
+///
+/// - when `h_i > h_{i+1}` (or `i = m − 2`, `h_i > c`) that child is
+///   `(h − e_i, c)`, of the same key: the set is carried in place and
+///   gains `L(h − e_i, c)` once that is decided;
+/// - when `h_i = … = h_t = v > h_{t+1}` (`t > i`), the child is `(h', c)`
+///   with entries `i..=t` lowered to `v − 1`, of another key: `h'` copies
+///   its set, with its own `L(h', c)`, to the key of `h` once decided (the
+///   *diagonal* start; `h'` has fewer tiles, so it comes first);
+/// - when `h_i = c` the range is empty: the set starts empty.
+///
+/// Each key of each row is written by one head of a wavefront (two heads
+/// with the same key and tile count are equal), so the heads of a
+/// wavefront still run in parallel; the words are read and written with
+/// relaxed atomics. Rows `carry..m − 1` are read entry by entry, as in
+/// [`solve_line`]: the sets of all `m − 1` rows take `m − 1` times
+/// [`Carried::family_bytes`], and a large box carries the rows that fit.
+struct Carried {
+    m: usize,
+    carry: usize,
+    /// The ranking of keys without their `c`: `(m − 2)`-tuples.
+    keys: PrefixRanking,
+    /// `goff[rank(g)]`: first word of the key `(g, 0)`.
+    goff: Vec<u64>,
+    by_c: Vec<u64>,
+    sets: Vec<Vec<AtomicU64>>,
+}
+
+impl Carried {
+    /// Words of one row's sets and the offsets of the keys, for `m ≥ 3`.
+    fn layout(m: usize, n: u32) -> (PrefixRanking, Vec<u64>, Vec<u64>) {
+        let keys = PrefixRanking::new(m - 2, n).expect("fewer keys than prefixes");
+        let by_c = offsets_by_c(n);
+        let mut goff = Vec::with_capacity(keys.len() as usize + 1);
+        goff.push(0);
+        let mut g = vec![0u16; m - 2];
+        for _ in 0..keys.len() {
+            let last = *goff.last().expect("one");
+            goff.push(last + by_c[g[m - 3] as usize + 1]);
+            super::next_prefix(&mut g, n as u16);
         }
+        (keys, goff, by_c)
     }
 
-    fn new(m: usize, n: u32) -> Self {
-        let (by_x, by_c) = Self::offsets(n);
-        let len = if m == 2 { by_c[n as usize + 1] } else { by_x[n as usize + 1] };
-        let zeros = |len: u64| std::iter::repeat_with(|| AtomicU64::new(0)).take(len as usize).collect::<Vec<_>>();
-        let rows1 = if m == 3 { zeros(len) } else { Vec::new() };
-        Chains { m, by_x, by_c, rows0: zeros(len), rows1 }
-    }
-
-    fn at(&self, x: u32, c: u32) -> usize {
-        if self.m == 2 {
-            self.by_c[c as usize] as usize
-        } else {
-            (self.by_x[x as usize] + self.by_c[c as usize]) as usize
+    /// Bytes of the sets of one prefix row, and of the keys' offsets, for
+    /// the box `shape` (four rows or more; `None` beyond `u64`).
+    fn family_bytes(shape: FewRowBox) -> Option<(u64, u64)> {
+        let (k, n) = (shape.k(), shape.n());
+        if k < 4 {
+            return Some((0, 0));
         }
-    }
-
-    fn clear(set: &[AtomicU64]) {
-        set.iter().for_each(|w| w.store(0, Relaxed));
-    }
-
-    fn insert(set: &[AtomicU64], l: u16) {
-        if l != NONE {
-            let w = &set[l as usize / 64];
-            w.store(w.load(Relaxed) | 1 << (l % 64), Relaxed);
+        let m = (k - 1) as u64;
+        // Σ over keys (g, c) of words(c): the keys with a given c ≤ n are
+        // the (m − 2)-tuples bounded by n with entries ≥ c, C(n − c + m − 2, m − 2).
+        let mut w: u64 = 0;
+        for c in 0..=u64::from(n) {
+            w = w.checked_add(super::binomial(u64::from(n) - c + m - 2, m - 2)?.checked_mul(c / 64 + 1)?)?;
         }
+        let offsets = super::binomial(u64::from(n) + m - 2, m - 2)?.checked_add(1)?.checked_mul(8)?;
+        Some((w.checked_mul(8)?, offsets))
     }
 
-    /// Sets the chains as the heads of wavefront `s` expect them, from the
-    /// table of the wavefronts before (after resuming a checkpoint).
+    fn new(m: usize, n: u32, carry: usize) -> Self {
+        let (keys, goff, by_c) = Self::layout(m, n);
+        let len = *goff.last().expect("one") as usize;
+        let sets = (0..carry).map(|_| std::iter::repeat_with(|| AtomicU64::new(0)).take(len).collect()).collect();
+        Carried { m, carry, keys, goff, by_c, sets }
+    }
+
+    /// The first word of the key `(g, 0)`.
+    fn key(&self, g: &[u16]) -> u64 {
+        self.goff[self.keys.rank(g) as usize]
+    }
+
+    /// `head` without entry `i`.
+    fn without(head: &[u16], i: usize) -> ([u16; MAX_M], usize) {
+        let mut g = [0u16; MAX_M];
+        let mut len = 0;
+        for (t, &v) in head.iter().enumerate() {
+            if t != i {
+                g[len] = v;
+                len += 1;
+            }
+        }
+        (g, len)
+    }
+
+    /// Sets the sets as the heads of wavefront `s` expect them, from the
+    /// table of the wavefronts before (after resuming a checkpoint): every
+    /// key's set as its next head `h*` (the least with at least `s` tiles)
+    /// reads it, by reading its children.
     fn rebuild(&self, table: &[AtomicU16], r: &PrefixRanking, s: u32) {
-        let n = r.bound();
+        let (m, n) = (self.m, r.bound());
         let load = |p: &[u16]| table[r.rank(p) as usize].load(Relaxed);
-        if self.m == 2 {
-            // rows0[c] before the head a = s: L(j, c) for max(c, 1) ≤ j < s.
-            (0..=n.min(s)).into_par_iter().for_each(|c| {
-                let set = &self.rows0[self.at(0, c)..][..words(c) as usize];
-                Self::clear(set);
-                for j in c.max(1)..s {
-                    Self::insert(set, load(&[j as u16, c as u16]));
-                }
-            });
-            return;
-        }
-        // rows0[(b, c)] before the head (s − b, b) (or, past the diagonal,
-        // as the last head a = b left it); rows1[(a, c)] before (a, s − a).
-        (0..=n).into_par_iter().for_each(|x| {
-            for c in 0..=x {
-                let w = words(c) as usize;
-                let set0 = &self.rows0[self.at(x, c)..][..w];
-                Self::clear(set0);
-                let b = x;
-                let a_next = s.saturating_sub(b).max(b).min(n + 1);
-                if b == 0 || 2 * (b - 1) < s {
-                    // The diagonal part, once the head (b − 1, b − 1) has passed it on.
-                    for j in c.max(1)..b {
-                        Self::insert(set0, load(&[j as u16, j as u16, c as u16]));
+        (0..=n as u16).into_par_iter().for_each(|g0| {
+            let mut g = vec![0u16; m - 2];
+            g[0] = g0;
+            loop {
+                let last = u32::from(g[m - 3]);
+                let sum: u32 = g.iter().map(|&v| u32::from(v)).sum();
+                let base = self.key(&g);
+                for (i, sets) in self.sets.iter().enumerate() {
+                    let hi = if i == 0 { n } else { u32::from(g[i - 1]) };
+                    for c in 0..=last {
+                        let set = &sets[(base + self.by_c[c as usize]) as usize..][..words(c) as usize];
+                        clear(set);
+                        let lo = if i == m - 2 { c } else { u32::from(g[i]) };
+                        let x = lo.max(s.saturating_sub(sum));
+                        if x > hi {
+                            continue; // no head reads it again
+                        }
+                        let mut child = [0u16; MAX_M + 1];
+                        for j in c.max(u32::from(i == 0))..x {
+                            // h* = g with x at i; the child at j.
+                            child[..i].copy_from_slice(&g[..i]);
+                            child[i] = j as u16;
+                            for t in i + 1..m - 1 {
+                                child[t] = g[t - 1].min(j as u16);
+                            }
+                            child[m - 1] = c as u16;
+                            insert(set, load(&child[..m]));
+                        }
                     }
                 }
-                if s >= 2 * b {
-                    for j in b..a_next {
-                        Self::insert(set0, load(&[j as u16, b as u16, c as u16]));
-                    }
-                }
-                let set1 = &self.rows1[self.at(x, c)..][..w];
-                Self::clear(set1);
-                let a = x;
-                let b_next = s.saturating_sub(a).min(a + 1);
-                for j in c..b_next {
-                    Self::insert(set1, load(&[a as u16, j as u16, c as u16]));
-                }
+                // The next tuple with the same first entry, or stop.
+                let Some(i) = (1..m - 2).rev().find(|&i| g[i] < g[i - 1]) else { break };
+                g[i] += 1;
+                g[i + 1..].iter_mut().for_each(|v| *v = 0);
             }
         });
     }
 
-    /// [`solve_line`] with the sets carried: the same entries.
+    /// [`solve_line`] with the sets of rows `0..carry` carried: the same entries.
     fn solve_line(&self, r: &PrefixRanking, table: &[AtomicU16], head: &[u16], scratch: &mut Scratch) {
-        let m = self.m;
-        let (a, b) = if m == 2 { (u32::from(head[0]), u32::from(head[0])) } else { (u32::from(head[0]), u32::from(head[1])) };
-        let last = b;
-        let mut below = [0u64; 3];
+        let (m, n) = (self.m, r.bound());
+        let last = u32::from(head[m - 2]);
+        let mut below = [0u64; MAX_M + 1];
         for i in 0..m - 1 {
             below[i + 1] = below[i] + r.term(i, head[i].into());
         }
         let base = below[m - 1];
-        // The lengths the bites at j < c exclude, as bits.
+        let zero_head = head.iter().all(|&h| h == 0);
+        // The key of each carried row, and the diagonal starts this head
+        // passes its sets on to: (row, first word of the target's key).
+        let mut key = [0u64; MAX_M];
+        let mut targets = [(0usize, 0u64); MAX_M * MAX_M];
+        let mut count = 0;
+        for (i, k) in key.iter_mut().enumerate().take(self.carry) {
+            let (g, len) = Self::without(head, i);
+            *k = self.key(&g[..len]);
+            let u = head[i];
+            let room = if i == 0 { n } else { u32::from(head[i - 1]) };
+            if u32::from(u) + 1 > room {
+                continue;
+            }
+            let mut t = i + 1;
+            while t < m - 1 && head[t] == u {
+                // The head with entries i..=t raised to u + 1, without entry i.
+                let mut raised = [0u16; MAX_M];
+                raised[..m - 1].copy_from_slice(head);
+                raised[i..=t].iter_mut().for_each(|v| *v = u + 1);
+                let (g, len) = Self::without(&raised[..m - 1], i);
+                targets[count] = (i, self.key(&g[..len]));
+                count += 1;
+                t += 1;
+            }
+        }
         let inc = &mut scratch.bits;
         inc.clear();
         inc.resize(words(last) as usize + 1, 0);
+        let excl = &mut scratch.excl;
+        excl.clear();
+        excl.resize(words(last) as usize + 1, 0);
         let mut cap = u32::MAX;
         let mut gap = 0u32;
         let load = |rank: u64| table[rank as usize].load(Relaxed);
+        let mut sets: [&[AtomicU64]; MAX_M] = [&[]; MAX_M];
         for c in 0..=last {
             if c > 0 {
                 let j = c - 1;
@@ -450,54 +606,175 @@ impl Chains {
                 }
             }
             let w = words(c) as usize;
-            let key0 = if m == 2 { c } else { b };
-            let set0 = &self.rows0[self.at(key0, c)..][..w];
-            let first0 = if m == 2 { a == c } else { a == b && b == c };
-            if first0 {
-                Self::clear(set0); // no bite at j ≥ c in row 0 yet
-            }
-            let set1: &[AtomicU64] = if m == 3 { &self.rows1[self.at(a, c)..][..w] } else { &[] };
-            if m == 3 && b == c {
-                Self::clear(set1);
+            let at = self.by_c[c as usize];
+            for i in 0..self.carry {
+                sets[i] = &self.sets[i][(key[i] + at) as usize..][..w];
+                if u32::from(head[i]) == c {
+                    clear(sets[i]); // no bite at j ≥ c in row i yet
+                }
             }
             let top = c.min(cap.saturating_sub(1));
-            let entry = if (a == 0 && c == 0) || cap == 0 || gap > top {
+            let entry = if (zero_head && c == 0) || cap == 0 || gap > top {
                 NONE
             } else {
-                // The least x ≥ gap in none of the sets.
-                let mut found = NONE;
-                let mut wi = gap as usize / 64;
-                while wi * 64 <= top as usize {
-                    let mut used = inc[wi] | set0[wi].load(Relaxed);
-                    if m == 3 {
-                        used |= set1[wi].load(Relaxed);
-                    }
-                    if wi == gap as usize / 64 {
-                        used |= (1u64 << (gap % 64)) - 1;
-                    }
-                    if used != u64::MAX {
-                        let x = wi * 64 + (!used).trailing_zeros() as usize;
-                        if x <= top as usize {
-                            found = x as u16;
+                excl[..w].iter_mut().for_each(|e| *e = 0);
+                // The rows not carried: their bites at j ≥ c read one by one.
+                for i in self.carry..m - 1 {
+                    let from = c.max(u32::from(i == 0));
+                    for t in (i + 1..m).rev() {
+                        let lower = if t == m - 1 { c } else { u32::from(head[t]) };
+                        let (lo, hi) = (from.max(lower), u32::from(head[t - 1]));
+                        if lo < hi {
+                            let fixed = below[i] + (base - below[t]) + u64::from(c);
+                            let (ti, tt) = (r.tail(i), r.tail(t));
+                            for j in lo..hi {
+                                let l = load(fixed + ti[j as usize] - tt[j as usize]);
+                                if l != NONE {
+                                    excl[l as usize / 64] |= 1 << (l % 64);
+                                }
+                            }
                         }
-                        break;
                     }
-                    wi += 1;
                 }
-                found
+                least_free(gap, top, |wi| {
+                    let mut used = inc[wi] | excl[wi];
+                    for set in &sets[..self.carry] {
+                        used |= set[wi].load(Relaxed);
+                    }
+                    used
+                })
             };
             table[(base + u64::from(c)) as usize].store(entry, Relaxed);
-            Self::insert(set0, entry);
-            if m == 3 {
-                Self::insert(set1, entry);
-                if a == b && b < r.bound() {
-                    // The diagonal part of row 0 for b + 1: this set as it now is.
-                    let next = &self.rows0[self.at(b + 1, c)..][..w];
-                    for (d, s) in next.iter().zip(set0) {
-                        d.store(s.load(Relaxed), Relaxed);
-                    }
+            for set in &sets[..self.carry] {
+                insert(set, entry);
+            }
+            for &(i, to) in &targets[..count] {
+                let next = &self.sets[i][(to + at) as usize..][..w];
+                for (d, s) in next.iter().zip(sets[i]) {
+                    d.store(s.load(Relaxed), Relaxed);
                 }
             }
         }
+    }
+}
+
+/// Most entries of a prefix.
+const MAX_M: usize = MAX_ROWS as usize - 1;
+
+/// The three-row solver, in parallel: the prefixes `(a, c)` by
+/// anti-diagonals `a + c`.
+///
+/// The bites of `(a, c, x)` reach the prefixes `(a, j)` and `(j, j)` for
+/// `j < c` (kept per line `a` as a bit set with its least gap and cap, as
+/// in [`solve_line`]) and `(j, c)` for `max(c, 1) ≤ j < a` (kept per column
+/// `c` as a bit set, which gains `L(a, c)` for `a + 1`). Each has a
+/// smaller `a + c`, and each line and each column has one prefix on an
+/// anti-diagonal: the prefixes of an anti-diagonal are independent.
+struct Three {
+    n: u32,
+    by_c: Vec<u64>,
+    /// The line sets (`a`'s at `by_c[a]`) and the column sets (`c`'s at `by_c[c]`).
+    line: Vec<AtomicU64>,
+    col: Vec<AtomicU64>,
+    gap: Vec<AtomicU32>,
+    cap: Vec<AtomicU32>,
+}
+
+impl Three {
+    /// Bytes of the sets of a three-row box of side `n`.
+    fn bytes(n: u32) -> u64 {
+        16 * offsets_by_c(n)[n as usize + 1] + 8 * (u64::from(n) + 1)
+    }
+
+    fn new(n: u32) -> Self {
+        let by_c = offsets_by_c(n);
+        let len = by_c[n as usize + 1] as usize;
+        let zeros = |len: usize| std::iter::repeat_with(|| AtomicU64::new(0)).take(len).collect::<Vec<_>>();
+        let words = |v: u32| std::iter::repeat_with(|| AtomicU32::new(v)).take(n as usize + 1).collect::<Vec<_>>();
+        Three { n, line: zeros(len), col: zeros(len), gap: words(0), cap: words(u32::MAX), by_c }
+    }
+
+    fn rank(a: u32, c: u32) -> u64 {
+        u64::from(a) * (u64::from(a) + 1) / 2 + u64::from(c)
+    }
+
+    /// Prefixes on the anti-diagonals before `s`.
+    fn before(n: u32, s: u32) -> u64 {
+        (0..=n).map(|a| if s > a { u64::from(a.min(s - 1 - a)) + 1 } else { 0 }).sum()
+    }
+
+    /// The prefixes of anti-diagonal `s`: `(a, s − a)` for `s − a ≤ a ≤ n`.
+    fn lines(&self, s: u32) -> std::ops::Range<u32> {
+        s.div_ceil(2)..s.min(self.n) + 1
+    }
+
+    /// Decides `(a, c)`.
+    fn cell(&self, table: &[AtomicU16], a: u32, c: u32) {
+        let load = |a: u32, c: u32| table[Self::rank(a, c) as usize].load(Relaxed);
+        let line = &self.line[self.by_c[a as usize] as usize..][..words(a) as usize];
+        let (mut cap, mut gap) = (self.cap[a as usize].load(Relaxed), self.gap[a as usize].load(Relaxed));
+        if c == 0 {
+            clear(line);
+            (cap, gap) = (u32::MAX, 0);
+        } else {
+            let j = c - 1;
+            for l in [if j > 0 { load(j, j) } else { NONE }, load(a, j)] {
+                match l {
+                    NONE => {}
+                    l if u32::from(l) == j => cap = cap.min(j),
+                    l => insert(line, l),
+                }
+            }
+            while line[gap as usize / 64].load(Relaxed) >> (gap % 64) & 1 == 1 {
+                gap += 1;
+            }
+        }
+        let col = &self.col[self.by_c[c as usize] as usize..][..words(c) as usize];
+        if a == c {
+            clear(col);
+        }
+        let top = c.min(cap.saturating_sub(1));
+        let entry = if (a == 0 && c == 0) || cap == 0 || gap > top {
+            NONE
+        } else {
+            least_free(gap, top, |wi| line[wi].load(Relaxed) | col[wi].load(Relaxed))
+        };
+        table[Self::rank(a, c) as usize].store(entry, Relaxed);
+        insert(col, entry);
+        self.cap[a as usize].store(cap, Relaxed);
+        self.gap[a as usize].store(gap, Relaxed);
+    }
+
+    /// Sets the lines and columns as anti-diagonal `s` expects them, from
+    /// the table of the anti-diagonals before (after resuming).
+    fn rebuild(&self, table: &[AtomicU16], s: u32) {
+        let load = |a: u32, c: u32| table[Self::rank(a, c) as usize].load(Relaxed);
+        (0..=self.n).into_par_iter().for_each(|a| {
+            // Line a before its prefix c = s − a: the bites at j < c.
+            let c = s.saturating_sub(a).min(a + 1);
+            let line = &self.line[self.by_c[a as usize] as usize..][..words(a) as usize];
+            clear(line);
+            let (mut cap, mut gap) = (u32::MAX, 0);
+            for j in 0..c {
+                for l in [if j > 0 { load(j, j) } else { NONE }, load(a, j)] {
+                    match l {
+                        NONE => {}
+                        l if u32::from(l) == j => cap = cap.min(j),
+                        l => insert(line, l),
+                    }
+                }
+            }
+            while c > 0 && gap <= a && line[gap as usize / 64].load(Relaxed) >> (gap % 64) & 1 == 1 {
+                gap += 1;
+            }
+            self.cap[a as usize].store(cap, Relaxed);
+            self.gap[a as usize].store(gap, Relaxed);
+            // Column a (as c) before its prefix (s − a, a): L(j, a) for max(a, 1) ≤ j < s − a.
+            let col = &self.col[self.by_c[a as usize] as usize..][..words(a) as usize];
+            clear(col);
+            for j in a.max(1)..s.saturating_sub(a).min(self.n + 1) {
+                insert(col, load(j, a));
+            }
+        });
     }
 }

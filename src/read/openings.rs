@@ -156,3 +156,76 @@ pub fn boxes_csv(boxes: &[BoxCount]) -> String {
     }
     s
 }
+
+/// The winning first moves of every rectangle inside a solved few-row box
+/// (`r × c` for `r ≤` its rows and `c ≤` its columns, as asked), by rows
+/// then columns: its moves to a loss, row-major. Each rectangle's children
+/// are read from the prefix table; rectangles are taken in parallel.
+pub fn fewrow_openings(t: &crate::fewrow::FewRowTable) -> Vec<Opening> {
+    use rayon::prelude::*;
+    let shape = t.shape();
+    let all: Vec<(u32, u32)> = (1..=shape.rows).flat_map(|r| (1..=shape.cols).map(move |c| (r, c))).collect();
+    all.par_iter()
+        .with_min_len(16)
+        .map(|&(rows, cols)| {
+            let mut winning_moves = Vec::new();
+            let mut child = vec![0u32; rows as usize];
+            for i in 0..rows {
+                for j in 0..cols {
+                    if i == 0 && j == 0 {
+                        continue;
+                    }
+                    child[..i as usize].iter_mut().for_each(|v| *v = cols);
+                    child[i as usize..].iter_mut().for_each(|v| *v = j);
+                    let p = crate::fewrow::FewRowPosition::new(&child).expect("a child of a rectangle inside the box");
+                    if t.is_loss(&p).expect("a child of a rectangle inside the box") {
+                        winning_moves.push([i, j]);
+                    }
+                }
+            }
+            Opening { rows, cols, winning_moves }
+        })
+        .collect()
+}
+
+impl Opening {
+    /// The same rectangle turned (`cols × rows`), its moves turned with it.
+    pub fn transposed(&self) -> Opening {
+        let mut winning_moves: Vec<[u32; 2]> = self.winning_moves.iter().map(|&[r, c]| [c, r]).collect();
+        winning_moves.sort();
+        Opening { rows: self.cols, cols: self.rows, winning_moves }
+    }
+}
+
+/// Merges openings from several sources into one list of the rectangles
+/// with `rows ≤ cols` (a taller one is listed as its transpose, its moves
+/// transposed), by rows then columns.
+///
+/// # Errors
+/// A message naming the rectangle and the two sources when two sources (or
+/// a rectangle and its transpose) disagree.
+pub fn merge_openings<'a>(sources: impl IntoIterator<Item = (&'a str, &'a [Opening])>) -> Result<Vec<Opening>, String> {
+    let mut seen: std::collections::BTreeMap<(u32, u32), (Opening, &'a str)> = Default::default();
+    for (name, openings) in sources {
+        for o in openings {
+            let o = if o.rows > o.cols { o.transposed() } else { o.clone() };
+            match seen.get(&(o.rows, o.cols)) {
+                Some((known, from)) if known.winning_moves != o.winning_moves => {
+                    let show = |o: &Opening| o.winning_moves.iter().map(|[r, c]| format!("{r}:{c}")).collect::<Vec<_>>().join(" ");
+                    return Err(format!(
+                        "the {}x{} rectangle: {from} has the winning moves [{}], {name} [{}]",
+                        o.rows,
+                        o.cols,
+                        show(known),
+                        show(&o)
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert((o.rows, o.cols), (o, name));
+                }
+            }
+        }
+    }
+    Ok(seen.into_values().map(|(o, _)| o).collect())
+}

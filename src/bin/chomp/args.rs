@@ -60,8 +60,12 @@ pub enum Command {
         /// (or 8 columns) and up to 65,535 on the other side, one entry per prefix of
         /// all rows but the last; writes its prefix table (fewrow.prefixes) and
         /// levels.csv, resumes from its checkpoint, and --report-json gives the same levels.
-        #[arg(long, value_enum, default_value_t = Engine::Box)]
-        engine: Engine,
+        /// Without it: the few-row engine for a box (losses only) that the box engine
+        /// cannot take (a side over 255) or that the dry runs price at under half the box
+        /// engine's time when that is a minute or more; otherwise the box engine.
+        /// --dry-run says which and why.
+        #[arg(long, value_enum)]
+        engine: Option<Engine>,
         /// Output table directory.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
@@ -209,6 +213,38 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         /// Write the CSV to this file (atomically) instead of standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+    },
+    /// The rectangle census: the winning first moves of every rectangle inside thin boxes
+    /// solved with the few-row engine (e.g. 3x20000, 4x3000), merged with openings CSV files,
+    /// as one CSV (rows,cols,winning_moves) of the rectangles with rows <= cols (a taller
+    /// rectangle's moves are its transpose's, turned).
+    #[command(long_about = "The rectangle census: the winning first moves of every rectangle inside thin boxes solved \
+with the few-row engine, merged with openings CSV files, as one CSV (rows,cols,winning_moves) of the rectangles with \
+rows <= cols, by rows then columns (a taller rectangle's moves are its transpose's, turned; moves are row:col, 0-based).\n\n\
+Each box is solved in memory in turn (--dry-run prices each); its openings are kept in WORK/openings-RxC.csv, \
+its positions and losses level by level in WORK/levels-RxC.csv, and the box in progress checkpoints to WORK/RxC.checkpoint: run the same command again after \
+a stop and it goes on from there. Sources that disagree on a rectangle stop it with both named. The counts of \
+rectangles by winning moves, and every rectangle with several, are printed at the end.\n\n\
+Example: chomp census --box 3x20000,4x3000,5x500 --include results/rectangle-openings-21x21.csv --work /tmp/census --out census.csv")]
+    Census {
+        /// Boxes to solve, RxC with at most 8 rows or columns (comma-separated or repeated).
+        #[arg(long = "box", value_name = "RxC", value_delimiter = ',')]
+        boxes: Vec<String>,
+        /// Openings CSV files to merge in (as chomp openings writes), e.g. results/rectangle-openings-21x21.csv.
+        #[arg(long, value_name = "FILE")]
+        include: Vec<PathBuf>,
+        /// Working directory: each box's openings once solved, and the checkpoint of the box in progress.
+        #[arg(long, value_name = "DIR")]
+        work: PathBuf,
+        /// Write the census here (atomically).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Most memory a box's table and sets may use (bytes, or with K, M, G, T).
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        max_memory: Option<u64>,
+        /// Print each box's estimate and stop.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Count the losses of every box inside the tables of a box, as CSV
     /// (rows,cols,positions,losses; positions counts the non-empty positions of the box).

@@ -30,24 +30,52 @@ fn seconds_per_prefix(k: u32, n: u32) -> f64 {
     }
 }
 
+/// CPU seconds per prefix and carried row of five to eight rows (the word
+/// scans of the carried sets and the copies of their diagonal starts).
+const SECONDS_PER_CARRIED_ROW: f64 = 10e-9;
+
+/// What the few-row engine needs for a box: its estimate on `threads`
+/// threads, the memory of its table and carried sets, and how many prefix
+/// rows it carries within `allowed` bytes.
+pub struct Price {
+    /// Estimated wall seconds.
+    pub seconds: f64,
+    /// Bytes of the table and the carried sets (`None`: beyond `u64`).
+    pub bytes: Option<u64>,
+    /// Prefix rows whose exclusion sets are carried, and the box's prefix rows.
+    pub carried: (usize, usize),
+}
+
+/// The few-row engine's price of `shape` (rough: from its measured rates).
+pub fn price(shape: FewRowBox, threads: usize, allowed: Option<u64>) -> Price {
+    let (carry, bytes) = fewrow::carried_rows(shape, allowed);
+    let prefixes = shape.prefixes().map_or(f64::INFINITY, |p| p as f64);
+    let cpu = match shape.k() {
+        1 | 2 => 0.0,
+        3 | 4 => prefixes * seconds_per_prefix(shape.k(), shape.n()),
+        _ => estimated_reads(shape, carry) / READS_PER_SECOND + prefixes * carry as f64 * SECONDS_PER_CARRIED_ROW,
+    };
+    Price { seconds: cpu / threads as f64, bytes, carried: (carry, shape.k().saturating_sub(2) as usize) }
+}
+
 pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Result<ExitCode> {
     let shape = FewRowBox::new(rows, cols)?;
     let universe = Universe::boxed(rows, cols).describe();
     let bytes = shape.table_bytes();
     if flags.dry_run {
         let threads = rayon::current_num_threads();
-        let seconds = match shape.k() {
-            3 | 4 => shape.prefixes().map_or(f64::INFINITY, |p| p as f64) * seconds_per_prefix(shape.k(), shape.n()),
-            _ => estimated_reads(shape) / READS_PER_SECOND,
-        } / threads as f64;
+        let allowed = flags.max_memory.or_else(chomp_tables::solve::memory::available_memory);
+        let p = price(shape, threads, allowed);
         progress!(
-            "estimate for the {universe} with the few-row engine on {threads} threads: {}, {} prefixes, table {} (memory and disk) (rough: from this engine's measured rates)",
-            crate::solve::human_duration(seconds),
+            "estimate for the {universe} with the few-row engine on {threads} threads: {}, {} prefixes, table {} (memory and disk), {} in memory with the exclusion sets of {} of its {} prefix rows (rough: from this engine's measured rates)",
+            crate::solve::human_duration(p.seconds),
             shape.prefixes().map_or_else(|| "more than 2^64".into(), |p| p.to_string()),
             bytes.map_or_else(|| "more than 2^64 bytes".into(), human_bytes),
+            p.bytes.map_or_else(|| "more than 2^64 bytes".into(), human_bytes),
+            p.carried.0,
+            p.carried.1,
         );
-        let allowed = flags.max_memory.or_else(chomp_tables::solve::memory::available_memory);
-        if let Some(allowed) = allowed.filter(|&a| bytes.is_none_or(|b| b > a)) {
+        if let Some(allowed) = allowed.filter(|&a| p.bytes.is_none_or(|b| b > a)) {
             anyhow::bail!("the run would stop before it starts: the few-row table needs more than the {} allowed", human_bytes(allowed));
         }
         return Ok(ExitCode::SUCCESS);
@@ -93,6 +121,11 @@ pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
+/// Whether `dir` holds a few-row run: its checkpoint or its table.
+pub fn holds_run(dir: &Path) -> bool {
+    dir.join(CHECKPOINT).is_file() || dir.join(fewrow::files::TABLE).is_file() || dir.join(fewrow::files::LEGACY_TABLE).is_file()
+}
+
 fn remove_if_present(path: &Path) -> anyhow::Result<()> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).with_context(|| format!("cannot remove {}", path.display())),
@@ -103,7 +136,7 @@ fn remove_if_present(path: &Path) -> anyhow::Result<()> {
 /// Table reads of the whole solve: about `Σ_i (h_i − c)` for every prefix
 /// `(h, c)`, counted exactly over the heads of a box of the same rows and
 /// at most 200 columns and scaled by the prefixes' ratio and the row length.
-fn estimated_reads(shape: FewRowBox) -> f64 {
+fn estimated_reads(shape: FewRowBox, carry: usize) -> f64 {
     let (k, n) = (shape.k(), shape.n());
     if k <= 2 {
         return (n as f64) * f64::from(k); // a line: next to nothing
@@ -112,7 +145,7 @@ fn estimated_reads(shape: FewRowBox) -> f64 {
     let small =
         (1..=n.min(200)).rev().find(|&s| FewRowBox::new(k, s).ok().and_then(|b| b.heads()).is_some_and(|h| h <= 1 << 20)).unwrap_or(1);
     let sample = FewRowBox::new(k, small).expect("a smaller box");
-    let reads = fewrow::reads(sample) as f64;
+    let reads = fewrow::reads(sample, carry) as f64;
     let scale = shape.prefixes().map_or(f64::INFINITY, |p| p as f64) / sample.prefixes().expect("small") as f64;
     reads * scale * f64::from(n) / f64::from(small)
 }

@@ -42,6 +42,7 @@ mod out {
 }
 
 mod args;
+mod census;
 mod export;
 mod fewrow;
 mod nd;
@@ -148,7 +149,7 @@ fn one_line(e: &anyhow::Error) -> String {
 fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Solve {
-            engine: Engine::FewRow,
+            engine,
             max_tiles,
             rows,
             cols,
@@ -160,9 +161,25 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
             out,
             run,
         } => {
+            let universe = Universe { rows, cols, tiles: max_tiles };
+            let grundy_max_tiles = if grundy { universe.max_tiles() } else { grundy_max_tiles.unwrap_or(0) };
+            let plan = Plan { universe, grundy_max_tiles, shard_positions, table_format, count_moves };
+            let engine = match engine {
+                Some(e) => e,
+                None => {
+                    let (e, why) = solve::pick_engine(&plan, &out, &run, comm);
+                    if comm.is_root() && (run.dry_run || (e == Engine::FewRow && !run.quiet)) {
+                        progress!("engine: {why}");
+                    }
+                    e
+                }
+            };
+            if engine == Engine::Box {
+                return solve::solve(&plan, out, &run, comm);
+            }
             let other = [
                 (max_tiles.is_some(), "--max-tiles"),
-                (grundy || grundy_max_tiles.is_some(), "Grundy values"),
+                (grundy || grundy_max_tiles > 0, "Grundy values"),
                 (shard_positions.is_some(), "--shard-positions"),
                 (table_format != 3, "--table-format"),
                 (count_moves, "--count-moves"),
@@ -177,23 +194,6 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
                 bail!("the few-row engine runs in one process (with every thread of its machine)");
             }
             fewrow::solve(rows, cols, out, &run)
-        }
-        Command::Solve {
-            engine: Engine::Box,
-            max_tiles,
-            rows,
-            cols,
-            grundy_max_tiles,
-            grundy,
-            shard_positions,
-            table_format,
-            count_moves,
-            out,
-            run,
-        } => {
-            let universe = Universe { rows, cols, tiles: max_tiles };
-            let grundy_max_tiles = if grundy { universe.max_tiles() } else { grundy_max_tiles.unwrap_or(0) };
-            solve::solve(&Plan { universe, grundy_max_tiles, shard_positions, table_format, count_moves }, out, &run, comm)
         }
         Command::Run { job, out, run } => {
             let file = match job {
@@ -217,6 +217,9 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
         }
         Command::Ichomp { quadrants, tables, json } => read::ichomp(&quadrants, &tables, json),
         Command::Openings { tables, rows, cols, all, out } => read::openings(tables.as_deref(), rows.zip(cols), all, out.as_deref()),
+        Command::Census { boxes, include, work, out, max_memory, dry_run } => {
+            census::census(&boxes, &include, &work, &out, max_memory, dry_run)
+        }
         Command::Boxes { tables, out } => read::boxes(&tables, out.as_deref()),
         Command::Verify { against: Some(manifest), tables, .. } => read::verify_against(&tables, &manifest),
         Command::Verify { tables, samples, seed, full, max_memory, dry_run, against: None, .. }
