@@ -232,7 +232,7 @@ pub fn verify(dir: &Path, samples: u64, seed: u64, full: bool, max_memory: Optio
         // with the row length; beyond, its table reads at the measured rate.
         let seconds = match shape.k() {
             3 | 4 => shape.prefixes().map_or(f64::INFINITY, |p| p as f64) * 5.2e-6 * f64::from(shape.n()) / 500.0,
-            _ => estimated_reads(shape) / READS_PER_SECOND,
+            _ => estimated_reads(shape, 0) / READS_PER_SECOND,
         } / threads as f64;
         println!(
             "the proof of the {}x{} box (a new solve with the plain method, compared entry by entry) on {threads} threads: about {}, memory {} (rough: the engine's measured rates)",
