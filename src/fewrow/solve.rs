@@ -174,16 +174,24 @@ pub fn solve(shape: FewRowBox, opts: &SolveOptions, progress: &Progress) -> Resu
     } else if m == 1 {
         solve_line(&ranking, &table, &[], &mut Scratch::new(n));
     } else if m == 2 && !opts.plain_reads {
-        // Three rows: by anti-diagonals (a checkpoint's wavefront is one).
+        // Three rows: blocks of prefixes by block anti-diagonals.
         let three = Three::new(n);
-        progress.done.store(Three::before(n, first), Relaxed);
-        if first > 0 {
-            three.rebuild(&table, first);
+        let last = 2 * (n / BLOCK);
+        // The checkpoint's anti-diagonal `first` (every prefix (a, c) with
+        // a + c < first decided) holds every block of an anti-diagonal t with
+        // (t + 2)·BLOCK − 2 < first.
+        let t0 = (first + 2).div_ceil(BLOCK).saturating_sub(2);
+        progress.done.store((0..t0).map(|t| three.blocks(t).map(|a| three.block_len(t, a)).sum::<u64>()).sum(), Relaxed);
+        if t0 > 0 {
+            three.rebuild(&table, t0);
         }
-        for s in first..=2 * n {
-            three.lines(s).into_par_iter().with_min_len(256).for_each(|a| three.cell(&table, a, s - a));
-            progress.done.fetch_add(three.lines(s).len() as u64, Relaxed);
-            checkpoint(s + 1, s == 2 * n)?;
+        for t in t0..=last {
+            three.blocks(t).into_par_iter().for_each(|a| {
+                three.block(&table, a, t - a);
+                progress.done.fetch_add(three.block_len(t, a), Relaxed);
+            });
+            // Every prefix with a + c < (t + 1)·BLOCK is in a block of t or before.
+            checkpoint((t + 1) * BLOCK, t == last)?;
         }
     } else {
         // A three-row checkpoint's anti-diagonal s has decided the heads a < ⌈s/2⌉.
@@ -208,8 +216,8 @@ pub fn solve(shape: FewRowBox, opts: &SolveOptions, progress: &Progress) -> Resu
                     progress.done.fetch_add(u64::from(head[m - 2]) + 1, Relaxed);
                 },
             );
-            // (Three rows: the heads a ≤ s are the anti-diagonals to 2s + 1.)
-            checkpoint(if m == 2 { 2 * s + 2 } else { s + 1 }, s == last)?;
+            // (Three rows: the heads a ≤ s hold the anti-diagonals to s.)
+            checkpoint(s + 1, s == last)?;
         }
     }
     progress.done.store(len, Relaxed);
@@ -661,15 +669,21 @@ impl Carried {
 /// Most entries of a prefix.
 const MAX_M: usize = MAX_ROWS as usize - 1;
 
-/// The three-row solver, in parallel: the prefixes `(a, c)` by
-/// anti-diagonals `a + c`.
+/// Lines and columns of a block of the three-row solver.
+const BLOCK: u32 = 256;
+
+/// The three-row solver, in parallel: the prefixes `(a, c)` in blocks of
+/// [`BLOCK`] lines and columns, by block anti-diagonals.
 ///
 /// The bites of `(a, c, x)` reach the prefixes `(a, j)` and `(j, j)` for
 /// `j < c` (kept per line `a` as a bit set with its least gap and cap, as
 /// in [`solve_line`]) and `(j, c)` for `max(c, 1) ≤ j < a` (kept per column
 /// `c` as a bit set, which gains `L(a, c)` for `a + 1`). Each has a
 /// smaller `a + c`, and each line and each column has one prefix on an
-/// anti-diagonal: the prefixes of an anti-diagonal are independent.
+/// anti-diagonal: the prefixes of an anti-diagonal are independent. So are
+/// the blocks of a block anti-diagonal (each holds its own lines and
+/// columns); a block is taken line by line, which keeps its reads of the
+/// table and of its sets close together.
 struct Three {
     n: u32,
     by_c: Vec<u64>,
@@ -698,14 +712,33 @@ impl Three {
         u64::from(a) * (u64::from(a) + 1) / 2 + u64::from(c)
     }
 
-    /// Prefixes on the anti-diagonals before `s`.
-    fn before(n: u32, s: u32) -> u64 {
-        (0..=n).map(|a| if s > a { u64::from(a.min(s - 1 - a)) + 1 } else { 0 }).sum()
+    /// The block rows `A` of block anti-diagonal `t`: the blocks `(A, t − A)`
+    /// with `t − A ≤ A ≤ n / BLOCK`.
+    fn blocks(&self, t: u32) -> std::ops::Range<u32> {
+        t.div_ceil(2)..t.min(self.n / BLOCK) + 1
     }
 
-    /// The prefixes of anti-diagonal `s`: `(a, s − a)` for `s − a ≤ a ≤ n`.
-    fn lines(&self, s: u32) -> std::ops::Range<u32> {
-        s.div_ceil(2)..s.min(self.n) + 1
+    /// The lines of block row `a`.
+    fn block_lines(&self, a: u32) -> std::ops::RangeInclusive<u32> {
+        a * BLOCK..=((a + 1) * BLOCK - 1).min(self.n)
+    }
+
+    /// Prefixes in the block `(a, t − a)`.
+    fn block_len(&self, t: u32, a: u32) -> u64 {
+        let c = t - a;
+        self.block_lines(a).map(|line| u64::from((line + 1).min((c + 1) * BLOCK).saturating_sub(c * BLOCK))).sum()
+    }
+
+    /// Decides the block `(a, c)`: its lines in order, each from left to
+    /// right. Its prefixes read the blocks `(a, c' < c)`, `(a' < a, c)` and
+    /// the diagonal ones `(j, j)` for `j ≤ c`, all on earlier block
+    /// anti-diagonals (or in this block, before).
+    fn block(&self, table: &[AtomicU16], a: u32, c: u32) {
+        for line in self.block_lines(a) {
+            for col in c * BLOCK..(line + 1).min((c + 1) * BLOCK) {
+                self.cell(table, line, col);
+            }
+        }
     }
 
     /// Decides `(a, c)`.
@@ -745,13 +778,13 @@ impl Three {
         self.gap[a as usize].store(gap, Relaxed);
     }
 
-    /// Sets the lines and columns as anti-diagonal `s` expects them, from
-    /// the table of the anti-diagonals before (after resuming).
-    fn rebuild(&self, table: &[AtomicU16], s: u32) {
+    /// Sets the lines and columns as block anti-diagonal `t` expects them,
+    /// from the table of the blocks before (after resuming).
+    fn rebuild(&self, table: &[AtomicU16], t: u32) {
         let load = |a: u32, c: u32| table[Self::rank(a, c) as usize].load(Relaxed);
         (0..=self.n).into_par_iter().for_each(|a| {
-            // Line a before its prefix c = s − a: the bites at j < c.
-            let c = s.saturating_sub(a).min(a + 1);
+            // Line a before its first prefix not decided: the bites at j < c.
+            let c = (t.saturating_sub(a / BLOCK) * BLOCK).min(a + 1);
             let line = &self.line[self.by_c[a as usize] as usize..][..words(a) as usize];
             clear(line);
             let (mut cap, mut gap) = (u32::MAX, 0);
@@ -769,10 +802,12 @@ impl Three {
             }
             self.cap[a as usize].store(cap, Relaxed);
             self.gap[a as usize].store(gap, Relaxed);
-            // Column a (as c) before its prefix (s − a, a): L(j, a) for max(a, 1) ≤ j < s − a.
+            // Column a (as c) before its first prefix not decided, (next, a):
+            // L(j, a) for max(a, 1) ≤ j < next.
+            let next = (t.saturating_sub(a / BLOCK) * BLOCK).max(a);
             let col = &self.col[self.by_c[a as usize] as usize..][..words(a) as usize];
             clear(col);
-            for j in a.max(1)..s.saturating_sub(a).min(self.n + 1) {
+            for j in a.max(1)..next.min(self.n + 1) {
                 insert(col, load(j, a));
             }
         });

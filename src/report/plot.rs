@@ -369,6 +369,94 @@ pub fn plot_openings(openings: &[Opening], label: &str, dir: &Path) -> Result<Ve
     Ok(written)
 }
 
+/// Draws the rectangle census: for every thin rectangle `rows × cols`
+/// (`3 ≤ rows ≤ 10 < cols`; the census lists `rows ≤ cols`), the column of
+/// its first winning move as a share of `cols`, against `cols` on a log
+/// scale, one colour per number of rows; the rectangles with several
+/// winning moves ringed. Written to `dir/census.png` and `.svg`; returns
+/// the files written.
+///
+/// # Errors
+/// [`PlotError`] when a file cannot be drawn or written.
+pub fn plot_census(openings: &[Opening], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    register_fonts();
+    const COLOURS: [RGBColor; 8] = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(127, 127, 127),
+    ];
+    let thin: Vec<&Opening> =
+        openings.iter().filter(|o| (3..=10).contains(&o.rows) && o.cols > 10 && !o.winning_moves.is_empty()).collect();
+    fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, thin: &[&Opening]) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        area.fill(&WHITE)?;
+        let most = thin.iter().map(|o| o.cols).max().unwrap_or(11) as f64;
+        let mut chart = ChartBuilder::on(area)
+            .caption("Winning first moves of thin rectangles: the move's column / cols", ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(40)
+            .y_label_area_size(56)
+            .build_cartesian_2d((10f64..most * 1.1).log_scale(), 0f64..1f64)?;
+        chart.configure_mesh().x_desc("cols (log scale)").y_desc("column of the first winning move / cols").draw()?;
+        for rows in 3..=10u32 {
+            let colour = COLOURS[(rows - 3) as usize % COLOURS.len()];
+            let points: Vec<(f64, f64)> = thin
+                .iter()
+                .filter(|o| o.rows == rows)
+                .map(|o| (f64::from(o.cols), f64::from(o.winning_moves[0][1]) / f64::from(o.cols)))
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            chart
+                .draw_series(points.iter().map(|&p| Circle::new(p, 1, colour.filled())))?
+                .label(format!("{rows} rows"))
+                .legend(move |(x, y)| Circle::new((x, y), 4, colour.filled()));
+        }
+        let several = thin.iter().filter(|o| o.winning_moves.len() > 1);
+        chart
+            .draw_series(
+                several.map(|o| {
+                    Circle::new((f64::from(o.cols), f64::from(o.winning_moves[0][1]) / f64::from(o.cols)), 6, BLACK.stroke_width(2))
+                }),
+            )?
+            .label("several winning moves")
+            .legend(|(x, y)| Circle::new((x, y), 5, BLACK.stroke_width(2)));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerLeft)
+            .draw()?;
+        Ok(())
+    }
+    std::fs::create_dir_all(dir).map_err(|e| PlotError { path: dir.to_path_buf(), what: e.to_string() })?;
+    let mut written = Vec::new();
+    for ext in ["png", "svg"] {
+        let path = dir.join(format!("census.{ext}"));
+        let tmp = dir.join(format!(".census.tmp.{ext}"));
+        let size = (1100, 700);
+        let result = if ext == "svg" {
+            let area = SVGBackend::new(&tmp, size).into_drawing_area();
+            draw(&area, &thin).and_then(|()| Ok(area.present()?))
+        } else {
+            let area = BitMapBackend::new(&tmp, size).into_drawing_area();
+            draw(&area, &thin).and_then(|()| Ok(area.present()?))
+        };
+        result.map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
+        std::fs::rename(&tmp, &path).map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ChartFn {
     LossShare,

@@ -465,3 +465,108 @@ fn published_four_row_levels_agree_with_boxes_csv() {
     // The box is symmetric under complement (n ↔ 12000 − n positions).
     assert!((1..12000).all(|n| levels[&n].0 == levels[&(12000 - n)].0), "positions of n and 12000 − n");
 }
+
+/// The thin rectangles the census covers beyond 21×21: (rows, largest cols).
+const CENSUS: [(u32, u32); 2] = [(3, 20000), (5, 500)];
+
+/// Padhi's search: every bar `a × b` with `a ≤ b ≤ 19`, and these rows to
+/// these lengths.
+const PADHI: [(u32, u32); 7] = [(4, 300), (5, 150), (6, 110), (7, 110), (8, 60), (9, 55), (10, 45)];
+
+fn in_padhis_region(a: u32, b: u32) -> bool {
+    a <= b && (b <= 19 || PADHI.iter().any(|&(r, most)| r == a && b <= most))
+}
+
+#[test]
+fn published_census_agrees_with_the_openings_files_and_the_few_row_tables() {
+    use chomp_tables::fewrow::{self, FewRowBox, Progress, SolveOptions};
+    use chomp_tables::read::openings::{fewrow_openings, parse_openings_csv, Opening};
+    let census = parse_openings_csv(&std::fs::read_to_string(results().join("rectangle-openings-census.csv")).unwrap()).unwrap();
+    let at: HashMap<(u32, u32), &Opening> = census.iter().map(|o| ((o.rows, o.cols), o)).collect();
+    assert_eq!(at.len(), census.len(), "each rectangle once");
+    assert!(census.windows(2).all(|w| (w[0].rows, w[0].cols) < (w[1].rows, w[1].cols)), "by rows then columns");
+    assert!(census.iter().all(|o| o.rows <= o.cols), "rows <= cols");
+    // What it covers.
+    assert!((1..=21).all(|r| (r..=21).all(|c| at.contains_key(&(r, c)))), "every rectangle to 21x21");
+    for (r, most) in CENSUS {
+        assert!((r..=most).all(|c| at.contains_key(&(r, c))), "{r}x{r}..{r}x{most}");
+    }
+    // Every published openings file, turned where it lists rows > cols.
+    let mut files = 0;
+    for entry in std::fs::read_dir(results()).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if !name.starts_with("rectangle-openings-") || name.contains("census") {
+            continue;
+        }
+        files += 1;
+        for o in parse_openings_csv(&std::fs::read_to_string(results().join(&name)).unwrap()).unwrap() {
+            let o = if o.rows > o.cols { o.transposed() } else { o };
+            assert_eq!(at[&(o.rows, o.cols)], &o, "{}x{} against {name}", o.rows, o.cols);
+        }
+    }
+    assert!(files >= 4);
+    // The rules: squares by 1:1, 2×c by 1:(c−1), every 3×n by one move (Sheiner 2026).
+    for o in &census {
+        let moves: Vec<String> = o.winning_moves.iter().map(|[r, c]| format!("{r}:{c}")).collect();
+        follows_the_known_rules(o.rows, o.cols, &moves.join(" "));
+        if o.rows == 3 {
+            assert_eq!(o.winning_moves.len(), 1, "3x{}: {moves:?}", o.cols);
+        }
+    }
+    // The rows agree with the few-row tables of boxes solved here.
+    for (r, c) in [(4, 300), (5, 60), (3, 3000), (6, 25)] {
+        let t = fewrow::solve(FewRowBox::new(r, c).unwrap(), &SolveOptions::default(), &Progress::default()).unwrap();
+        for o in fewrow_openings(&t) {
+            let o = if o.rows > o.cols { o.transposed() } else { o };
+            assert_eq!(at[&(o.rows, o.cols)], &o, "{}x{} against the {r}x{c} box", o.rows, o.cols);
+        }
+    }
+}
+
+#[test]
+fn published_census_finds_padhis_bars() {
+    use chomp_tables::read::openings::parse_openings_csv;
+    let census = parse_openings_csv(&std::fs::read_to_string(results().join("rectangle-openings-census.csv")).unwrap()).unwrap();
+    let several: Vec<_> = census.iter().filter(|o| in_padhis_region(o.rows, o.cols) && o.winning_moves.len() > 1).collect();
+    // The bars with several winning moves the project published before (the
+    // square and 10x42 openings files), inside Padhi's region: all found, the same moves.
+    let mut before = 0;
+    for name in ["rectangle-openings-21x21.csv", "rectangle-openings-10x42.csv"] {
+        for o in parse_openings_csv(&std::fs::read_to_string(results().join(name)).unwrap()).unwrap() {
+            if o.rows <= o.cols && in_padhis_region(o.rows, o.cols) && o.winning_moves.len() > 1 {
+                assert!(several.iter().any(|s| **s == o), "{}x{} from {name}", o.rows, o.cols);
+                before += 1;
+            }
+        }
+    }
+    assert_eq!(before, 17 + 4, "16 bars with two moves and 10x42 (and 6x13, 8x10, 9x10, 10x14 in both files)");
+    // Padhi found 18 bars with two winning moves and one with three (10x42).
+    let two = several.iter().filter(|o| o.winning_moves.len() == 2).count();
+    let three: Vec<_> = several.iter().filter(|o| o.winning_moves.len() >= 3).map(|o| (o.rows, o.cols, o.winning_moves.clone())).collect();
+    assert_eq!(three, vec![(10, 42, vec![[4, 35], [6, 29], [7, 25]])]);
+    let outside: Vec<(u32, u32)> = PADHI
+        .iter()
+        .flat_map(|&(r, most)| (20..=most).map(move |c| (r, c)))
+        .filter(|&(r, c)| !census.iter().any(|o| (o.rows, o.cols) == (r, c)))
+        .collect();
+    if outside.is_empty() {
+        assert_eq!(two, 18, "Padhi's 18 bars with two winning moves");
+    } else {
+        assert!(two <= 18, "{two} bars with two winning moves, more than Padhi's 18, with {} of his bars not in the census", outside.len());
+    }
+}
+
+#[test]
+fn published_thin_boxes_agree_with_boxes_csv() {
+    let boxes = std::fs::read_to_string(results().join("boxes.csv")).unwrap();
+    // 5x500: its levels, as the census run wrote them, sum to its row.
+    let levels = counts(&std::fs::read_to_string(results().join("box-5x500-levels.csv")).unwrap());
+    assert!((1..=2500).all(|n| levels.contains_key(&n)) && levels.len() == 2500, "levels 1..=2500");
+    let (positions, losses): (u64, u64) = levels.values().fold((0, 0), |(p, l), &(pn, ln)| (p + pn, l + ln));
+    assert!(boxes.lines().any(|l| l == format!("5,500,{positions},{losses}")), "boxes.csv's 5x500 row: {positions}, {losses}");
+    assert_eq!(Some(positions), chomp_tables::read::openings::binomial(505, 5).map(|b| b - 1));
+    assert!((1..2500).all(|n| levels[&n].0 == levels[&(2500 - n)].0), "positions of n and 2500 − n");
+    // 3x20000: the count of the earlier engine's run (bench/runs/2026-12-07-kvm-2core/fewrow.md).
+    let positions = chomp_tables::read::openings::binomial(20003, 3).unwrap() - 1;
+    assert!(boxes.lines().any(|l| l == format!("3,20000,{positions},68653702")), "boxes.csv's 3x20000 row");
+}

@@ -263,11 +263,15 @@ Example: chomp census --box 3x20000,4x3000,5x500 --include results/rectangle-ope
     Plot {
         /// Table directories to read (their manifests' level statistics; repeat to merge
         /// runs, e.g. a loss frontier and a Grundy run; an unfinished run gives its completed levels).
-        #[arg(long, value_name = "DIR", required_unless_present = "openings")]
+        #[arg(long, value_name = "DIR", required_unless_present_any = ["openings", "census"])]
         tables: Vec<PathBuf>,
         /// An openings CSV (as chomp openings writes): draw openings.png/.svg from it instead.
         #[arg(long, value_name = "FILE", conflicts_with = "tables")]
         openings: Option<PathBuf>,
+        /// A census CSV (as chomp census writes): draw census.png/.svg, the column of every thin
+        /// rectangle's first winning move against its length, instead.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["tables", "openings"])]
+        census: Option<PathBuf>,
         /// Where to write loss-share, conjecture-ratio and grundy-heatmap .png/.svg (created if missing).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,

@@ -236,8 +236,9 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
             read::verify(&tables, samples, seed, min_tiles..=max_tiles.unwrap_or(u32::MAX), allow_incomplete, proof, comm)
         }
         Command::Export(args) => export::export(&args),
+        Command::Plot { census: Some(csv), out, .. } => read::plot_census(&csv, &out),
         Command::Plot { openings: Some(csv), out, .. } => read::plot_openings(&csv, &out),
-        Command::Plot { tables, out, openings: None } => read::plot(&tables, &out),
+        Command::Plot { tables, out, openings: None, census: None } => read::plot(&tables, &out),
         Command::Summary { tables, out, force } => read::summary(&tables, &out, force),
         Command::Oeis { summary, out, force } => read::oeis(&summary, &out, force),
         Command::Bench { probe: Some(tables), .. } => read::bench_probe(&tables),

@@ -448,6 +448,20 @@ pub fn plot_openings(csv: &Path, out: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `chomp plot --census FILE`: the thin rectangles' first winning moves.
+pub fn plot_census(csv: &Path, out: &Path) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(csv).with_context(|| csv.display().to_string())?;
+    let openings = rect::parse_openings_csv(&text).map_err(anyhow::Error::msg).with_context(|| csv.display().to_string())?;
+    if !openings.iter().any(|o| (3..=10).contains(&o.rows.min(o.cols)) && o.rows.max(o.cols) > 10) {
+        bail!("{}: no rectangle of 3 to 10 rows and more than 10 columns", csv.display());
+    }
+    let openings: Vec<_> = openings.into_iter().map(|o| if o.rows > o.cols { o.transposed() } else { o }).collect();
+    for path in plot::plot_census(&openings, out)? {
+        println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn summary(dirs: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<ExitCode> {
     let (levels, _) = merged_levels(dirs)?;
     let grundy = levels.iter().any(|l| l.grundy_histogram.is_some());
