@@ -144,11 +144,6 @@ fn the_embedded_reader_is_built_from_js_src() {
              then this test runs `node js/build.mjs --check`"
         ),
     };
-    assert!(
-        out.status.success(),
-        "`node js/build.mjs --check` failed: {}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert!(out.status.success(), "`node js/build.mjs --check` failed: {}{}", text(&out.stdout), text(&out.stderr));
     assert!(text(&out.stdout).contains("up to date"), "{}", text(&out.stdout));
 }
