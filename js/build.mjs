@@ -70,6 +70,8 @@ function readModule(file) {
     if (dirname(target) === SRC) {
       (kind === "import" ? imports : reexports).push({ names, file: posix.basename(from) });
       links.push(posix.basename(from));
+    } else if (target.startsWith(SRC + sep)) {
+      fail(`${where}: ${kind} from ${JSON.stringify(from)}: the modules lie in ${show(SRC)}/ itself, not in folders of it`);
     } else if (kind === "import") {
       external.push({ names, from: "./" + relative(JS, target).split(sep).join("/") });
     } else {
