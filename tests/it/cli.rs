@@ -330,7 +330,7 @@ fn unusable_bounds_are_refused() {
         vec!["solve", "--max-tiles", "0", "--out", o],
         vec!["solve", "--max-tiles", "2000", "--out", o],
         vec!["solve", "--rows", "0", "--cols", "4", "--out", o],
-        vec!["solve", "--rows", "300", "--cols", "2", "--out", o],
+        vec!["solve", "--rows", "300", "--cols", "300", "--out", o],
         vec!["solve", "--rows", "2", "--max-tiles", "300", "--out", o],
         vec!["solve", "--cols", "2", "--max-tiles", "256", "--out", o],
     ] {
