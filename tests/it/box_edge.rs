@@ -129,3 +129,34 @@ fn four_rows_of_255_lose_as_counted() {
     assert_eq!(engine_losses(4, 255), want, "4x255 box, level by level");
     assert_eq!(engine_losses(255, 4), want, "255x4 box, level by level");
 }
+
+/// Past the box engine's sides: `solve` without `--engine` takes 2×256,
+/// 3×256 and their transposes to the few-row engine, and each gives the
+/// independent count level by level (`r × c` and `c × r` alike).
+#[test]
+fn boxes_of_256_lose_as_counted_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    for k in [2u32, 3] {
+        let want = few_row_losses(k as usize, 256);
+        for (rows, cols) in [(k, 256), (256, k)] {
+            let (out, json) = (dir.path().join(format!("{rows}x{cols}")), dir.path().join(format!("{rows}x{cols}.json")));
+            let args = [
+                "solve",
+                "--rows",
+                &rows.to_string(),
+                "--cols",
+                &cols.to_string(),
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+                "--report-json",
+                json.to_str().unwrap(),
+            ];
+            crate::common::assert_ok(&crate::common::chomp(&args), &format!("{rows}x{cols}"));
+            let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            let mut got = vec![0u64];
+            got.extend(report["levels"].as_array().unwrap().iter().map(|l| l["losses"].as_u64().unwrap()));
+            assert_eq!(got, want, "{rows}x{cols}, level by level");
+        }
+    }
+}

@@ -314,7 +314,9 @@ fn solve_picks_the_few_row_engine_past_the_box_engines_sides() {
         assert!(String::from_utf8_lossy(&run.stderr).contains("engine: the few-row engine"));
         let losses: u64 = report_levels(&dir.path().join("run.json")).iter().map(|l| l.2).sum();
         assert_eq!(losses, want, "{rows}x{cols} against the reference");
-        assert!(dir.path().join("run/fewrow.prefixes").is_file());
+        assert!(
+            dir.path().join("run").join(chomp_tables::fewrow::files::TABLE).is_file() && dir.path().join("run/manifest.json").is_file()
+        );
         std::fs::remove_dir_all(dir.path().join("run")).unwrap();
     }
     // A small box keeps the box engine, and says so in its dry run.

@@ -563,11 +563,12 @@ pub fn pick_engine(plan: &Plan, out: &Path, flags: &RunFlags, comm: &dyn Comm) -
             format!("the box engine (the few-row engine takes at most {} rows or columns)", chomp_tables::fewrow::MAX_ROWS),
         );
     };
+    // A few-row directory has a manifest too (of its own format): ask it first.
+    if crate::fewrow::holds_run(out) || chomp_tables::fewrow::is_few_row_dir(out) {
+        return (Engine::FewRow, format!("the few-row engine ({} holds a run of it)", out.display()));
+    }
     if out.join("manifest.json").exists() {
         return (Engine::Box, format!("the box engine ({} holds a run of it)", out.display()));
-    }
-    if crate::fewrow::holds_run(out) {
-        return (Engine::FewRow, format!("the few-row engine ({} holds a run of it)", out.display()));
     }
     let threads = rayon::current_num_threads();
     let allowed = flags.max_memory.or_else(memory::available_memory);
