@@ -467,7 +467,7 @@ fn published_four_row_levels_agree_with_boxes_csv() {
 }
 
 /// The thin rectangles the census covers beyond 21×21: (rows, largest cols).
-const CENSUS: [(u32, u32); 2] = [(3, 20000), (5, 500)];
+const CENSUS: [(u32, u32); 6] = [(3, 20000), (4, 500), (5, 500), (6, 200), (7, 60), (8, 60)];
 
 /// Padhi's search: every bar `a × b` with `a ≤ b ≤ 19`, and these rows to
 /// these lengths.
@@ -554,18 +554,31 @@ fn published_census_finds_padhis_bars() {
     } else {
         assert!(two <= 18, "{two} bars with two winning moves, more than Padhi's 18, with {} of his bars not in the census", outside.len());
     }
+    // The covered part already holds all 18 (the last two in the 6x200 and
+    // 8x60 boxes, with Padhi's moves), so the part not covered has none with
+    // two by his search.
+    assert_eq!(two, 18, "Padhi's 18 bars with two winning moves in the part of his region the census covers");
+    for (r, c, moves) in [(6, 93, vec![[1, 51], [2, 38]]), (7, 57, vec![[2, 41], [3, 25]])] {
+        assert!(several.iter().any(|o| (o.rows, o.cols, &o.winning_moves) == (r, c, &moves)), "{r}x{c}: {moves:?}");
+    }
 }
 
 #[test]
 fn published_thin_boxes_agree_with_boxes_csv() {
     let boxes = std::fs::read_to_string(results().join("boxes.csv")).unwrap();
-    // 5x500: its levels, as the census run wrote them, sum to its row.
-    let levels = counts(&std::fs::read_to_string(results().join("box-5x500-levels.csv")).unwrap());
-    assert!((1..=2500).all(|n| levels.contains_key(&n)) && levels.len() == 2500, "levels 1..=2500");
-    let (positions, losses): (u64, u64) = levels.values().fold((0, 0), |(p, l), &(pn, ln)| (p + pn, l + ln));
-    assert!(boxes.lines().any(|l| l == format!("5,500,{positions},{losses}")), "boxes.csv's 5x500 row: {positions}, {losses}");
-    assert_eq!(Some(positions), chomp_tables::read::openings::binomial(505, 5).map(|b| b - 1));
-    assert!((1..2500).all(|n| levels[&n].0 == levels[&(2500 - n)].0), "positions of n and 2500 − n");
+    // The census's boxes: their levels, as the census run wrote them, sum to
+    // their rows, count every position of the box, and are symmetric under
+    // the complement (level n and r·c − n).
+    for (r, c) in [(5, 500), (6, 200), (8, 60), (4, 300)] {
+        let top = r * c;
+        let levels = counts(&std::fs::read_to_string(results().join(format!("box-{r}x{c}-levels.csv"))).unwrap());
+        assert!((1..=top).all(|n| levels.contains_key(&n)) && levels.len() == top as usize, "{r}x{c}: levels 1..={top}");
+        let (positions, losses): (u64, u64) = levels.values().fold((0, 0), |(p, l), &(pn, ln)| (p + pn, l + ln));
+        assert!(boxes.lines().any(|l| l == format!("{r},{c},{positions},{losses}")), "boxes.csv's {r}x{c} row: {positions}, {losses}");
+        assert_eq!(Some(positions), chomp_tables::read::openings::binomial(r + c, r).map(|b| b - 1), "{r}x{c} positions");
+        assert!(levels.values().all(|&(p, l)| l * 2 <= p + 1), "{r}x{c}: losses at most half of a level");
+        assert!((1..top).all(|n| levels[&n].0 == levels[&(top - n)].0), "{r}x{c}: positions of n and {top} − n");
+    }
     // 3x20000: the count of the earlier engine's run (bench/runs/2026-12-07-kvm-2core/fewrow.md).
     let positions = chomp_tables::read::openings::binomial(20003, 3).unwrap() - 1;
     assert!(boxes.lines().any(|l| l == format!("3,20000,{positions},68653702")), "boxes.csv's 3x20000 row");
