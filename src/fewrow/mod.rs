@@ -18,6 +18,7 @@
 
 mod checkpoint;
 mod dir;
+mod openings;
 mod solve;
 
 pub use checkpoint::{read_checkpoint, write_checkpoint, CheckpointError};

@@ -367,11 +367,11 @@ fn both_engines_give_the_same_levels() {
 
 #[test]
 fn the_census_lists_the_openings_of_its_boxes() {
-    use chomp_tables::read::openings::{fewrow_openings, merge_openings, parse_openings_csv, Opening};
+    use chomp_tables::read::openings::{merge_openings, parse_openings_csv, Opening};
     // Every rectangle of a few-row box against the box engine's openings of the same box.
     for (rows, cols) in [(4, 13), (13, 4), (6, 13), (3, 30), (7, 9)] {
         let boxed = solve_in_memory(&Universe::boxed(rows, cols)).unwrap();
-        assert_eq!(fewrow_openings(&solve(rows, cols)), boxed.rectangle_openings(), "{rows}x{cols}");
+        assert_eq!(solve(rows, cols).rectangle_openings(), boxed.rectangle_openings(), "{rows}x{cols}");
     }
     // The command: boxes merged with a file, rows <= cols, a disagreement refused.
     let dir = tempfile::tempdir().unwrap();

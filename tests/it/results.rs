@@ -480,7 +480,7 @@ fn in_padhis_region(a: u32, b: u32) -> bool {
 #[test]
 fn published_census_agrees_with_the_openings_files_and_the_few_row_tables() {
     use chomp_tables::fewrow::{self, FewRowBox, Progress, SolveOptions};
-    use chomp_tables::read::openings::{fewrow_openings, parse_openings_csv, Opening};
+    use chomp_tables::read::openings::{parse_openings_csv, Opening};
     let census = parse_openings_csv(&std::fs::read_to_string(results().join("rectangle-openings-census.csv")).unwrap()).unwrap();
     let at: HashMap<(u32, u32), &Opening> = census.iter().map(|o| ((o.rows, o.cols), o)).collect();
     assert_eq!(at.len(), census.len(), "each rectangle once");
@@ -516,7 +516,7 @@ fn published_census_agrees_with_the_openings_files_and_the_few_row_tables() {
     // The rows agree with the few-row tables of boxes solved here.
     for (r, c) in [(4, 300), (5, 60), (3, 3000), (6, 25)] {
         let t = fewrow::solve(FewRowBox::new(r, c).unwrap(), &SolveOptions::default(), &Progress::default()).unwrap();
-        for o in fewrow_openings(&t) {
+        for o in t.rectangle_openings() {
             let o = if o.rows > o.cols { o.transposed() } else { o };
             assert_eq!(at[&(o.rows, o.cols)], &o, "{}x{} against the {r}x{c} box", o.rows, o.cols);
         }

@@ -69,7 +69,7 @@ pub fn census(
             let levels = table.level_counts();
             write_atomic(&work.join(format!("levels-{name}.csv")), chomp_tables::fewrow::levels_csv(&levels).as_bytes())?;
             let losses: u64 = levels.iter().map(|l| l.losses).sum();
-            let openings = rect::fewrow_openings(&table);
+            let openings = table.rectangle_openings();
             drop(table);
             write_atomic(&file, rect::openings_csv(&openings).as_bytes())?;
             if checkpoint.exists() {
