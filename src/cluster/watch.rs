@@ -36,8 +36,8 @@ pub trait Watch: Sync {
 /// else is forwarded as it is. Collectives are `#[track_caller]`, so the
 /// place a watch sees is the engine's call, through any stack of watches.
 pub struct Watched<'a, W> {
-    pub(super) inner: &'a dyn Comm,
-    pub(super) watch: W,
+    inner: &'a dyn Comm,
+    watch: W,
 }
 
 impl<'a, W: Watch> Watched<'a, W> {

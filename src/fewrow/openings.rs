@@ -12,8 +12,7 @@ impl FewRowTable {
     /// eight rows; a transposed box's rectangles are turned back); rectangles
     /// are taken in parallel.
     pub fn rectangle_openings(&self) -> Vec<Opening> {
-        let t = self;
-        let shape = t.shape();
+        let shape = self.shape();
         let (k, n) = (shape.k(), shape.n());
         let m = k as usize - 1;
         // Whether the position `rows` (engine orientation, ≤ k rows) loses.
@@ -23,7 +22,7 @@ impl FewRowTable {
             if m == 0 {
                 return all[0] == 1;
             }
-            let e = t.entry(t.ranking().rank(&all[..m]));
+            let e = self.entry(self.ranking().rank(&all[..m]));
             e != NONE && e == all[m]
         };
         let all: Vec<(u32, u32)> = (1..=shape.rows).flat_map(|r| (1..=shape.cols).map(move |c| (r, c))).collect();

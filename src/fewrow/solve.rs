@@ -256,6 +256,44 @@ fn heads_with_tiles(len: usize, n: u32, tiles: u32) -> Vec<Vec<u16>> {
     out
 }
 
+/// The lengths the bites at `j ≥ c` of prefix rows `rows` (each below
+/// `m − 1`) exclude for the prefix `(head, c)`, one call of `f` per losing
+/// child read (`below` as in [`solve_line`]). The child prefix of a bite at
+/// `j` in row `i` takes `j` from entry `i` on while the head's entries
+/// exceed `j`, then the head's own entries, then `c`: for `j` in
+/// `[head[t], head[t − 1])` its entries `i..t` are `j` and entries `t..`
+/// the head's (`t = m − 1`: only `c`, the lower end then).
+#[inline(always)]
+fn single_exclusions(
+    r: &PrefixRanking,
+    head: &[u16],
+    below: &[u64],
+    c: u32,
+    rows: std::ops::Range<usize>,
+    load: &impl Fn(u64) -> u16,
+    mut f: impl FnMut(u16),
+) {
+    let m = r.width();
+    let base = below[m - 1];
+    for i in rows {
+        let from = c.max(u32::from(i == 0));
+        for t in (i + 1..m).rev() {
+            let lower = if t == m - 1 { c } else { u32::from(head[t]) };
+            let (lo, hi) = (from.max(lower), u32::from(head[t - 1]));
+            if lo < hi {
+                let fixed = below[i] + (base - below[t]) + u64::from(c);
+                let (ti, tt) = (r.tail(i), r.tail(t));
+                for j in lo..hi {
+                    let l = load(fixed + ti[j as usize] - tt[j as usize]);
+                    if l != NONE {
+                        f(l);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Decides the prefixes `(head, c)` for `c = 0..=head's last entry` (for a
 /// one-entry prefix, `head` is empty and `c` runs to the box's side).
 fn solve_line(r: &PrefixRanking, table: &[AtomicU16], head: &[u16], scratch: &mut Scratch) {
@@ -297,29 +335,7 @@ fn solve_line(r: &PrefixRanking, table: &[AtomicU16], head: &[u16], scratch: &mu
             NONE // the empty board, or every length excluded
         } else {
             let stamp = scratch.next();
-            // Bites at j ≥ c in prefix row i < m − 1: the child prefix takes
-            // j from entry i on while head entries exceed j, then the head's
-            // own entries, then c.
-            for i in 0..m - 1 {
-                let from = c.max(u32::from(i == 0));
-                for t in (i + 1..m).rev() {
-                    // For j in [head[t], head[t − 1]) the child's entries
-                    // i..t−1 are j and entries t.. the head's (t = m − 1:
-                    // only c, the lower end then).
-                    let lower = if t == m - 1 { c } else { u32::from(head[t]) };
-                    let (lo, hi) = (from.max(lower), u32::from(head[t - 1]));
-                    if lo < hi {
-                        let fixed = below[i] + (base - below[t]) + u64::from(c);
-                        let (ti, tt) = (r.tail(i), r.tail(t));
-                        for j in lo..hi {
-                            let l = load(fixed + ti[j as usize] - tt[j as usize]);
-                            if l != NONE {
-                                scratch.single[l as usize] = stamp;
-                            }
-                        }
-                    }
-                }
-            }
+            single_exclusions(r, head, &below, c, 0..m - 1, &load, |l| scratch.single[l as usize] = stamp);
             let mut x = gap;
             while x <= top && (scratch.incremental[x as usize] == line || scratch.single[x as usize] == stamp) {
                 x += 1;
@@ -627,23 +643,7 @@ impl Carried {
             } else {
                 excl[..w].iter_mut().for_each(|e| *e = 0);
                 // The rows not carried: their bites at j ≥ c read one by one.
-                for i in self.carry..m - 1 {
-                    let from = c.max(u32::from(i == 0));
-                    for t in (i + 1..m).rev() {
-                        let lower = if t == m - 1 { c } else { u32::from(head[t]) };
-                        let (lo, hi) = (from.max(lower), u32::from(head[t - 1]));
-                        if lo < hi {
-                            let fixed = below[i] + (base - below[t]) + u64::from(c);
-                            let (ti, tt) = (r.tail(i), r.tail(t));
-                            for j in lo..hi {
-                                let l = load(fixed + ti[j as usize] - tt[j as usize]);
-                                if l != NONE {
-                                    excl[l as usize / 64] |= 1 << (l % 64);
-                                }
-                            }
-                        }
-                    }
-                }
+                single_exclusions(r, head, &below, c, self.carry..m - 1, &load, |l| excl[l as usize / 64] |= 1 << (l % 64));
                 least_free(gap, top, |wi| {
                     let mut used = inc[wi] | excl[wi];
                     for set in &sets[..self.carry] {

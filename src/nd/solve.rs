@@ -4,7 +4,7 @@
 //! children of a level lie in smaller levels, all decided before it: the
 //! positions of a level are decided independently of each other, in
 //! parallel (the level is cut into units of positions sharing their first
-//! heights or slices). One bit per position holds the outcome. Two engines
+//! heights or slices). One bit per position holds the outcome. Two methods
 //! ([`Method`]):
 //!
 //! - **Sieve** (where the slice tables exist): every loss marks its parents
@@ -45,7 +45,7 @@ pub struct Solution {
     bits: Vec<u64>,
     levels: Vec<NdLevelCount>,
     lookups: u64,
-    engine: Method,
+    method: Method,
     view: Option<View>,
 }
 
@@ -126,22 +126,22 @@ impl Solution {
 
     /// Like [`Solution::new`], calling `on_level` after each level.
     pub fn new_with_progress(ranking: NdRanking, on_level: impl FnMut(&NdLevelCount)) -> Self {
-        let engine = if ranking.slices().is_some() { Method::Sieve } else { Method::Search };
-        Self::with_method(ranking, engine, on_level)
+        let method = if ranking.slices().is_some() { Method::Sieve } else { Method::Search };
+        Self::with_method(ranking, method, on_level)
     }
 
-    /// Decides every position with the given engine (the sieve falls back
+    /// Decides every position with the given method (the sieve falls back
     /// to the search where the box has no slice tables).
-    pub fn with_method(ranking: NdRanking, engine: Method, mut on_level: impl FnMut(&NdLevelCount)) -> Self {
+    pub fn with_method(ranking: NdRanking, method: Method, mut on_level: impl FnMut(&NdLevelCount)) -> Self {
         let indices = ranking.positions() + 1;
         let bits: Vec<AtomicU64> = (0..indices.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         let target = 16 * rayon::current_num_threads();
         let mut levels = Vec::new();
         let mut lookups = 0;
-        let engine = if ranking.slices().is_none() { Method::Search } else { engine };
+        let method = if ranking.slices().is_none() { Method::Search } else { method };
         let orders: Vec<Mutex<Order>> = (0..rayon::current_num_threads()).map(|_| Mutex::new(Order::new(&ranking))).collect();
         for n in 1..=ranking.box_cells() {
-            let (positions, losses, looked) = match (engine, ranking.slices()) {
+            let (positions, losses, looked) = match (method, ranking.slices()) {
                 (Method::Sieve, Some(sl)) => sl
                     .level_units(n, target)
                     .par_iter()
@@ -189,7 +189,7 @@ impl Solution {
             levels.push(stats);
         }
         let mut bits: Vec<u64> = bits.into_iter().map(AtomicU64::into_inner).collect();
-        if engine == Method::Sieve {
+        if method == Method::Sieve {
             // Marked = has a losing child = win: the losses are the other indices 1..=positions.
             for word in &mut bits {
                 *word = !*word;
@@ -200,12 +200,12 @@ impl Solution {
                 *bits.last_mut().unwrap() &= (1u64 << tail) - 1;
             }
         }
-        Solution { ranking, bits, levels, lookups, engine, view: None }
+        Solution { ranking, bits, levels, lookups, method, view: None }
     }
 
     /// The method that decided the positions.
     pub fn method(&self) -> Method {
-        self.engine
+        self.method
     }
 
     /// Positions and losses by cell count, `1..=` the box's cells.

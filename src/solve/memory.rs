@@ -186,6 +186,14 @@ fn level_losses(ranking: &Ranking, n: u32, manifest: &Manifest) -> u64 {
     }
 }
 
+/// The bytes a process asks to send per collective call:
+/// `CHOMP_COLLECTIVE_BYTES`, else [`crate::cluster::PIECE_BYTES`] (the
+/// transport caps it for the number of processes,
+/// [`crate::cluster::pieces::piece_bytes`]).
+pub fn collective_bytes() -> u64 {
+    super::tunables::get().collective_bytes.unwrap_or(crate::cluster::PIECE_BYTES as u64)
+}
+
 /// What a process holds of level `n`'s `losses` while it is decided: the
 /// copies of its loss set ([`loss_set_copies`]) and, with several
 /// processes, the receive buffer of one round of a gather (every
@@ -193,8 +201,8 @@ fn level_losses(ranking: &Ranking, n: u32, manifest: &Manifest) -> u64 {
 /// [`crate::cluster::pieces::piece_bytes`]).
 fn loss_bytes(losses: u64, hold: Holding) -> u64 {
     let sets = (losses as f64 * LOSS_SET_BYTES_PER_LOSS * loss_set_copies(hold.processes)) as u64;
-    let wanted = super::tunables::get().collective_bytes.unwrap_or(crate::cluster::PIECE_BYTES as u64);
-    let round = if hold.processes > 1 { crate::cluster::pieces::piece_bytes(wanted, hold.processes) * hold.processes } else { 0 };
+    let round =
+        if hold.processes > 1 { crate::cluster::pieces::piece_bytes(collective_bytes(), hold.processes) * hold.processes } else { 0 };
     sets + (round as u64).min(sets)
 }
 

@@ -121,9 +121,10 @@ pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether `dir` holds a few-row run: its checkpoint or its table.
+/// Whether `dir` holds a few-row run: its checkpoint, its table, or a
+/// finished few-row directory (its manifest, or the older layout).
 pub fn holds_run(dir: &Path) -> bool {
-    dir.join(CHECKPOINT).is_file() || dir.join(fewrow::files::TABLE).is_file() || dir.join(fewrow::files::LEGACY_TABLE).is_file()
+    dir.join(CHECKPOINT).is_file() || dir.join(fewrow::files::TABLE).is_file() || fewrow::is_few_row_dir(dir)
 }
 
 fn remove_if_present(path: &Path) -> anyhow::Result<()> {

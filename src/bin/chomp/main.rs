@@ -66,9 +66,8 @@ use std::process::ExitCode;
 /// already initialised.
 #[cfg(feature = "mpi")]
 fn mpi_comm() -> Option<chomp_tables::cluster::MpiComm> {
-    let t = chomp_tables::solve::tunables::get();
-    let piece = t.collective_bytes.unwrap_or(chomp_tables::cluster::PIECE_BYTES as u64);
-    chomp_tables::cluster::MpiComm::init(piece, t.test_node_processes)
+    let node_processes = chomp_tables::solve::tunables::get().test_node_processes;
+    chomp_tables::cluster::MpiComm::init(chomp_tables::solve::memory::collective_bytes(), node_processes)
 }
 
 /// How many processes an MPI launcher started (MPICH's and Slurm's PMI,

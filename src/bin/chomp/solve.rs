@@ -564,7 +564,7 @@ pub fn pick_engine(plan: &Plan, out: &Path, flags: &RunFlags, comm: &dyn Comm) -
         );
     };
     // A few-row directory has a manifest too (of its own format): ask it first.
-    if crate::fewrow::holds_run(out) || chomp_tables::fewrow::is_few_row_dir(out) {
+    if crate::fewrow::holds_run(out) {
         return (Engine::FewRow, format!("the few-row engine ({} holds a run of it)", out.display()));
     }
     if out.join("manifest.json").exists() {
