@@ -110,11 +110,19 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> an
     }
     if comm.processes() == 1 {
         // Ctrl-C ends the run at once; the levels of its last checkpoint
-        // are kept and resume.
-        let _ = ctrlc::set_handler(|| {
+        // are kept and resume. What is saved is what the manifest on disk
+        // lists: a checkpoint is written before its event reaches
+        // SAVED_LEVELS, so a Ctrl-C between the two reads the disk. Before
+        // the run has opened its directory (no level started, nothing
+        // resumed) a manifest there may still be one --force clears.
+        let (dir, fresh) = (chomp_tables::TableDir::new(&out), plan.manifest(&ranking));
+        let _ = ctrlc::set_handler(move || {
             let n = CURRENT_LEVEL.load(Ordering::Relaxed);
             let at = if n > 0 { format!(" in level {n}") } else { String::new() };
-            match SAVED_LEVELS.load(Ordering::Relaxed) {
+            let counted = SAVED_LEVELS.load(Ordering::Relaxed);
+            let opened = n > 0 || counted > 0;
+            let on_disk = dir.read_manifest().ok().filter(|m| opened && m.same_job(&fresh)).map(|m| m.levels_complete);
+            match on_disk.unwrap_or(counted).max(counted) {
                 0 => progress!("interrupted{at}, before the first checkpoint; run the same command again to start over"),
                 saved => progress!("interrupted{at}; levels 1-{saved} are saved: run the same command again to resume"),
             }
