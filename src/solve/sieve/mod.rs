@@ -530,8 +530,10 @@ impl Frontier {
         // with the sizes of those parents.
         let spans = ctx.loss_spans(n, dmin, dmax);
         let counts = on_worker(|| {
-            (0..tasks)
+            (0..tasks as usize)
                 .into_par_iter()
+                .with_max_len(1) // as the scan's units: uneven along the ranks
+                .map(|task| task as u64)
                 .fold(
                     || (PushScratch::<M>::new(top), Vec::new()),
                     |(mut scratch, mut rows), task| {
@@ -664,8 +666,14 @@ impl Frontier {
         };
         let units = self.layout.units(ranking, n, stripe.share);
         let (found, conjugates, scanned, counts) = on_worker(|| {
+            // One unit a piece: rayon's adaptive split stops cutting a piece
+            // no thread steals (about four pieces on two threads), and the
+            // work is not spread along the units (tall positions first, rarely
+            // canonical): one thread scanned most of each level while the
+            // other waited (docs/performance.md, "The scan's pieces").
             units
                 .par_iter()
+                .with_max_len(1)
                 .fold(Acc::<M>::new(top), |mut acc, prefix| {
                     let Acc { scratch, found, conjugates, scanned, conj } = &mut acc;
                     let mut scan = Unmarked {
