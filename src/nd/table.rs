@@ -27,7 +27,6 @@ pub const LOSSES_FILE: &str = "losses.cht";
 /// The manifest inside a directory.
 pub const MANIFEST: &str = "manifest.json";
 const KIND_LOSSES: u16 = 1;
-const ZSTD_LEVEL: i32 = 9;
 /// Boxes with at most this many positions are verified position by position.
 pub const FULL_CHECK: u64 = 1 << 20;
 
@@ -134,7 +133,7 @@ pub fn encode_losses(dims: &[u32], positions: u64, ranks: impl Iterator<Item = u
     let bitmap = RoaringBitmap::from_sorted_iter(ranks.map(|r| u32::try_from(r).expect("ranks below 2^32"))).expect("increasing ranks");
     let mut raw = Vec::with_capacity(bitmap.serialized_size());
     bitmap.serialize_into(&mut raw).expect("writing to memory");
-    let payload = zstd::bulk::compress(&raw, ZSTD_LEVEL).expect("zstd in memory");
+    let payload = crate::store::format::compress(&raw);
     let mut h = Vec::with_capacity(48 + 4 * dims.len() + payload.len());
     h.extend_from_slice(&MAGIC);
     h.extend_from_slice(&VERSION.to_le_bytes());

@@ -75,29 +75,42 @@ impl Found {
     }
 
     /// The set of every rank pushed (each rank is pushed once). Bucket by
-    /// bucket: its scattered offsets and the packed ranks that fall in it,
-    /// sorted, become its bitmap, and are freed before the next bucket.
+    /// bucket: its scattered offsets, sorted, become bitmaps in pieces built
+    /// in parallel, united with the packed runs' bitmaps in it (container by
+    /// container: the runs are never unpacked and sorted again); each
+    /// bucket's inputs are freed before the next. This runs at every level's
+    /// end, while no other work is ready for the threads.
     pub(super) fn finish(mut self) -> RoaringTreemap {
+        /// Sorted offsets per bitmap built on one thread.
+        const PIECE: usize = 1 << 18;
+        use roaring::MultiOps;
         self.pack();
         let buckets = self.packed.iter().filter_map(RoaringTreemap::max).map(|m| (m >> 32) as usize + 1).max().unwrap_or(0);
         let mut bitmaps = Vec::new();
         for bucket in 0..buckets.max(self.scattered.len()) {
             let chunks = self.scattered.get_mut(bucket).map(std::mem::take).unwrap_or_default();
-            let (lo, hi) = ((bucket as u64) << 32, (bucket as u64 + 1) << 32);
-            let packed: u64 = self.packed.iter().filter_map(|p| in_bucket(p, bucket)).map(RoaringBitmap::len).sum();
-            let mut values = Vec::with_capacity(chunks.iter().map(Vec::len).sum::<usize>() + packed as usize);
+            let mut values = Vec::with_capacity(chunks.iter().map(Vec::len).sum::<usize>());
             for chunk in chunks {
                 values.extend_from_slice(&chunk);
             }
+            values.par_sort_unstable();
+            debug_assert!(values.windows(2).all(|w| w[0] < w[1]), "a rank pushed twice");
+            let mut parts: Vec<RoaringBitmap> = values
+                .par_chunks(PIECE)
+                .map(|piece| RoaringBitmap::from_sorted_iter(piece.iter().copied()).expect("sorted offsets"))
+                .collect();
+            drop(values);
+            parts.extend(self.packed.iter().filter_map(|p| in_bucket(p, bucket)).cloned());
+            let (lo, hi) = ((bucket as u64) << 32, (bucket as u64 + 1) << 32);
             for p in &mut self.packed {
-                values.extend(in_bucket(p, bucket).into_iter().flat_map(RoaringBitmap::iter));
                 p.remove_range(lo..hi);
             }
             self.packed.retain(|p| !p.is_empty());
-            values.par_sort_unstable();
-            debug_assert!(values.windows(2).all(|w| w[0] < w[1]), "a rank pushed twice");
-            if !values.is_empty() {
-                bitmaps.push((bucket as u32, RoaringBitmap::from_sorted_iter(values).expect("sorted offsets")));
+            let pushed: u64 = parts.iter().map(RoaringBitmap::len).sum();
+            let set = parts.union();
+            debug_assert_eq!(set.len(), pushed, "a rank pushed twice");
+            if !set.is_empty() {
+                bitmaps.push((bucket as u32, set));
             }
         }
         RoaringTreemap::from_bitmaps(bitmaps)

@@ -59,7 +59,6 @@ pub const DIGEST_LEN: usize = 16;
 pub const MAX_BLOCK: u32 = 1 << 16;
 /// The largest number of entries per index page a reader accepts.
 pub const MAX_PAGE_ENTRIES: u32 = 1 << 16;
-const ZSTD_LEVEL: i32 = 9;
 
 /// A block or page digest: the first 16 bytes of the SHA-256 of its bytes.
 pub type Digest = [u8; DIGEST_LEN];
@@ -425,9 +424,7 @@ fn encode_gaps(ranks: impl Iterator<Item = u32>) -> Vec<u8> {
     out
 }
 
-fn compress(raw: &[u8]) -> Vec<u8> {
-    zstd::bulk::compress(raw, ZSTD_LEVEL).expect("zstd compression in memory")
-}
+use super::format::compress;
 
 /// Maps `f` over `items`, in parallel in the full tool (the order of the
 /// results, and so the bytes, do not depend on it).
