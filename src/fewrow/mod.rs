@@ -82,6 +82,15 @@ pub enum FewRowError {
     /// contradicts itself: nothing is answered from it.
     #[error("{0}")]
     Damaged(String),
+    /// The run was asked to stop ([`SolveOptions::stop`]) and wrote its
+    /// checkpoint: the same run resumes from it.
+    #[error("stopped on request with {done} of {total} prefixes decided, saved in the checkpoint: run the same command again to resume")]
+    Stopped {
+        /// Prefixes decided.
+        done: u64,
+        /// Prefixes of the box.
+        total: u64,
+    },
 }
 
 /// A position of at most [`MAX_ROWS`] rows of up to [`MAX_COLS`] tiles,

@@ -60,6 +60,11 @@ pub struct SolveOptions {
     /// rows (the first ones) and read the others (`None`: as many as fit
     /// in the memory allowed; see [`carried_rows`]).
     pub carry: Option<usize>,
+    /// Once set (by a signal handler: a batch system's warning), the run
+    /// writes its checkpoint at the end of the wavefront in progress and
+    /// returns [`FewRowError::Stopped`]. Without a checkpoint path it is
+    /// not looked at.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// What a running [`solve`] has done, for a progress display: prefixes
@@ -159,11 +164,15 @@ pub fn solve(shape: FewRowBox, opts: &SolveOptions, progress: &Progress) -> Resu
     };
     let every = opts.checkpoint_every.unwrap_or(Duration::from_secs(600));
     let mut saved = Instant::now();
+    let stopping = || opts.stop.as_ref().is_some_and(|s| s.load(Relaxed));
     let mut checkpoint = |next: u32, last: bool| -> Result<(), FewRowError> {
         if let Some(path) = &opts.checkpoint {
-            if !last && saved.elapsed() >= every {
+            if !last && (saved.elapsed() >= every || stopping()) {
                 write_checkpoint(path, shape, &table, next)?;
                 saved = Instant::now();
+                if stopping() {
+                    return Err(FewRowError::Stopped { done: progress.done.load(Relaxed), total: len });
+                }
             }
         }
         Ok(())

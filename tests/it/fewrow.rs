@@ -204,6 +204,32 @@ fn resume_case(rows: u32, cols: u32, from: u32) {
     assert_eq!(resumed.level_counts(), whole.level_counts());
 }
 
+/// A run asked to stop (a batch system's signal) writes its checkpoint at
+/// the end of the wavefront in progress and says how far it got; the same
+/// run, resumed, gives the table of a run at once. Three rows (blocks by
+/// anti-diagonals), four (carried sets) and six (read rows).
+#[test]
+fn a_stopped_run_checkpoints_and_resumes() {
+    for (rows, cols) in [(3, 600), (4, 40), (6, 9)] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.ckpt");
+        let shape = FewRowBox::new(rows, cols).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let opts = SolveOptions { checkpoint: Some(path.clone()), stop: Some(stop.clone()), ..Default::default() };
+        let err = fewrow::solve(shape, &opts, &Progress::default()).err().expect("a stopped run returns no table");
+        let FewRowError::Stopped { done, total } = err else { panic!("{rows}x{cols}: {err}") };
+        assert!(done > 0 && done < total, "{rows}x{cols}: {done} of {total}");
+        assert!(err.to_string().contains("run the same command again to resume"), "{err}");
+        assert!(path.is_file(), "{rows}x{cols}: the checkpoint is written");
+        let (_, next) = fewrow::read_checkpoint(&path, shape).unwrap();
+        assert!(next > 0, "{rows}x{cols}: the checkpoint holds the first wavefront");
+        stop.store(false, std::sync::atomic::Ordering::Relaxed);
+        let resumed = fewrow::solve(shape, &opts, &Progress::default()).unwrap();
+        let whole = solve(rows, cols);
+        assert!((0..whole.len()).all(|r| resumed.entry(r) == whole.entry(r)), "{rows}x{cols} resumed");
+    }
+}
+
 /// Writes a checkpoint holding `entries`, to resume at wavefront `next`.
 fn write_raw(path: &std::path::Path, shape: FewRowBox, entries: &[u16], next: u32) {
     let table: Vec<std::sync::atomic::AtomicU16> = entries.iter().map(|&e| e.into()).collect();

@@ -61,7 +61,8 @@ pub fn census(
         if !file.is_file() {
             let t0 = Instant::now();
             let checkpoint = work.join(format!("{name}.checkpoint"));
-            let opts = SolveOptions { max_memory, checkpoint: Some(checkpoint.clone()), ..Default::default() };
+            let stop = Some(crate::solve::stop_on_signals());
+            let opts = SolveOptions { max_memory, checkpoint: Some(checkpoint.clone()), stop, ..Default::default() };
             let p = Progress::default();
             let table = watch(&format!("few-row {name}"), Unit::Share, &p.done, &p.total, false, || fewrow::solve(*s, &opts, &p))?;
             let solved = t0.elapsed().as_secs_f64();

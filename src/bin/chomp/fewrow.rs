@@ -88,7 +88,8 @@ pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Re
         progress!("resuming from {}", checkpoint.display());
     }
     let t0 = Instant::now();
-    let opts = SolveOptions { max_memory: flags.max_memory, checkpoint: Some(checkpoint.clone()), ..Default::default() };
+    let stop = Some(crate::solve::stop_on_signals());
+    let opts = SolveOptions { max_memory: flags.max_memory, checkpoint: Some(checkpoint.clone()), stop, ..Default::default() };
     let p = Progress::default();
     let label = format!("few-row {rows}x{cols}");
     let table = watch(&label, Unit::Share, &p.done, &p.total, flags.quiet, || fewrow::solve(shape, &opts, &p))?;

@@ -107,6 +107,13 @@ fn main() -> ExitCode {
                 // Every process found it at once: process 0 says it once.
                 comm.fail(&msg);
             }
+            if e.downcast_ref::<chomp_tables::fewrow::FewRowError>()
+                .is_some_and(|f| matches!(f, chomp_tables::fewrow::FewRowError::Stopped { .. }))
+            {
+                // A few-row run (one process) stopped on a signal after its checkpoint.
+                eprintln!("{msg}");
+                return ExitCode::from(solve::STOPPED_STATUS);
+            }
             if e.downcast_ref::<JobError>().is_some_and(|j| matches!(j, JobError::Stopped { .. })) {
                 // Every process agreed to stop after a checkpoint: each
                 // exits with the status that asks for a rerun; process 0 says so.

@@ -39,9 +39,10 @@ extern "C" fn request_stop(_: libc::c_int) {
 }
 
 /// Makes `SIGTERM` and `SIGUSR1` ask the run to stop at the next level's
-/// end (Slurm sends them before a time limit or a preemption); returns the
+/// end (the few-row engine: its next wavefront's), with a checkpoint
+/// (Slurm sends them before a time limit or a preemption); returns the
 /// flag they set.
-fn stop_on_signals() -> Arc<AtomicBool> {
+pub fn stop_on_signals() -> Arc<AtomicBool> {
     let stop = STOP.get_or_init(Default::default).clone();
     for signal in [libc::SIGTERM, libc::SIGUSR1] {
         // SAFETY: the handler only stores to an atomic (or calls _exit).
