@@ -467,11 +467,34 @@ fn published_four_row_levels_agree_with_boxes_csv() {
 }
 
 /// The thin rectangles the census covers beyond 21×21: (rows, largest cols).
-const CENSUS: [(u32, u32); 6] = [(3, 20000), (4, 3000), (5, 500), (6, 200), (7, 60), (8, 60)];
+const CENSUS: [(u32, u32); 8] = [(3, 20000), (4, 3000), (5, 500), (6, 200), (7, 110), (8, 60), (9, 55), (10, 45)];
 
 /// Padhi's search: every bar `a × b` with `a ≤ b ≤ 19`, and these rows to
 /// these lengths.
 const PADHI: [(u32, u32); 7] = [(4, 300), (5, 150), (6, 110), (7, 110), (8, 60), (9, 55), (10, 45)];
+
+/// The 18 bars `a × b` (`a ≤ b`) with two winning first moves that Padhi
+/// (2026) found in his region.
+const PADHI_TWO: [(u32, u32); 18] = [
+    (6, 13),
+    (6, 93),
+    (7, 29),
+    (7, 30),
+    (7, 57),
+    (8, 10),
+    (8, 22),
+    (8, 23),
+    (9, 10),
+    (9, 26),
+    (10, 14),
+    (10, 29),
+    (10, 33),
+    (10, 35),
+    (11, 18),
+    (12, 13),
+    (13, 16),
+    (14, 16),
+];
 
 fn in_padhis_region(a: u32, b: u32) -> bool {
     a <= b && (b <= 19 || PADHI.iter().any(|&(r, most)| r == a && b <= most))
@@ -544,20 +567,18 @@ fn published_census_finds_padhis_bars() {
     let two = several.iter().filter(|o| o.winning_moves.len() == 2).count();
     let three: Vec<_> = several.iter().filter(|o| o.winning_moves.len() >= 3).map(|o| (o.rows, o.cols, o.winning_moves.clone())).collect();
     assert_eq!(three, vec![(10, 42, vec![[4, 35], [6, 29], [7, 25]])]);
+    // The census covers his whole region, and its bars with two winning
+    // moves there are exactly his 18 (Padhi 2026, by their sides).
     let outside: Vec<(u32, u32)> = PADHI
         .iter()
         .flat_map(|&(r, most)| (20..=most).map(move |c| (r, c)))
         .filter(|&(r, c)| !census.iter().any(|o| (o.rows, o.cols) == (r, c)))
         .collect();
-    if outside.is_empty() {
-        assert_eq!(two, 18, "Padhi's 18 bars with two winning moves");
-    } else {
-        assert!(two <= 18, "{two} bars with two winning moves, more than Padhi's 18, with {} of his bars not in the census", outside.len());
-    }
-    // The covered part already holds all 18 (the last two in the 6x200 and
-    // 8x60 boxes, with Padhi's moves), so the part not covered has none with
-    // two by his search.
-    assert_eq!(two, 18, "Padhi's 18 bars with two winning moves in the part of his region the census covers");
+    assert!(outside.is_empty(), "Padhi's region not covered: {outside:?}");
+    assert_eq!(two, 18, "Padhi's 18 bars with two winning moves");
+    let mut sides: Vec<(u32, u32)> = several.iter().filter(|o| o.winning_moves.len() == 2).map(|o| (o.rows, o.cols)).collect();
+    sides.sort_unstable();
+    assert_eq!(sides, PADHI_TWO.to_vec(), "the bars with two winning moves in Padhi's region");
     for (r, c, moves) in [(6, 93, vec![[1, 51], [2, 38]]), (7, 57, vec![[2, 41], [3, 25]])] {
         assert!(several.iter().any(|o| (o.rows, o.cols, &o.winning_moves) == (r, c, &moves)), "{r}x{c}: {moves:?}");
     }
@@ -569,7 +590,7 @@ fn published_thin_boxes_agree_with_boxes_csv() {
     // The census's boxes: their levels, as the census run wrote them, sum to
     // their rows, count every position of the box, and are symmetric under
     // the complement (level n and r·c − n).
-    for (r, c) in [(5, 500), (6, 200), (8, 60), (4, 300)] {
+    for (r, c) in [(5, 500), (6, 200), (8, 60), (4, 300), (7, 110)] {
         let top = r * c;
         let levels = counts(&std::fs::read_to_string(results().join(format!("box-{r}x{c}-levels.csv"))).unwrap());
         assert!((1..=top).all(|n| levels.contains_key(&n)) && levels.len() == top as usize, "{r}x{c}: levels 1..={top}");
