@@ -655,6 +655,19 @@ mod tests {
         assert!((0.8 * 3372.0..=1.2 * 3372.0).contains(&sieved), "21x21 levels priced {sieved:.0} s");
     }
 
+    /// The 10×45 box took 7 min 6 s (426 s) on 2 threads with the memory
+    /// of this machine (24 GiB; two windows): priced within 2× of that.
+    #[test]
+    fn a_thin_tall_box_is_priced_within_twice_its_run() {
+        let universe = crate::Universe::boxed(10, 45);
+        let ranking = Ranking::new(&universe).unwrap();
+        let plan = Plan::new(universe, 0);
+        let levels = preflight(&ranking, &plan, 1, 2, holding(Some(22 << 30), false, &crate::cluster::Solo));
+        let seconds: f64 = levels.iter().map(|l| l.seconds).sum();
+        let measured = 426.0;
+        assert!((measured / 2.0..=measured * 2.0).contains(&seconds), "10x45 priced {seconds:.0} s");
+    }
+
     #[test]
     fn counting_moves_doubles_the_marks_and_costs_time() {
         let ranking = Ranking::new(&crate::Universe::tiles(70)).unwrap();
