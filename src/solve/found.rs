@@ -49,7 +49,9 @@ impl Found {
         }
         let chunks = &mut self.scattered[bucket];
         if chunks.last().is_none_or(|c| c.len() == CHUNK) {
-            chunks.push(Vec::with_capacity(CHUNK));
+            // Grown as it fills: a scan's piece (one unit) finds a few
+            // conjugates, and a full chunk for each held memory for nothing.
+            chunks.push(Vec::new());
         }
         chunks.last_mut().expect("a chunk with room").push(rank as u32);
     }
