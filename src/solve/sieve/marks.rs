@@ -210,7 +210,9 @@ pub(super) struct Marker<'a, M: Mode> {
     pub(super) steps: u64,
 }
 
-pub(super) const RING: usize = 16;
+/// Marks in flight per thread: 32 was faster than 16 and 64 (measured:
+/// docs/performance.md, "The loss sieve").
+pub(super) const RING: usize = 32;
 pub(super) const UNBOUND: usize = usize::MAX;
 pub(super) static NOWHERE: AtomicU64 = AtomicU64::new(0);
 
