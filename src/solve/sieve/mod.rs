@@ -532,7 +532,7 @@ impl Frontier {
         let counts = on_worker(|| {
             (0..tasks as usize)
                 .into_par_iter()
-                .with_max_len(1) // as the scan's units: uneven along the ranks
+                .with_max_len(piece_len(tasks as usize)) // as the scan's units: uneven along the ranks
                 .map(|task| task as u64)
                 .fold(
                     || (PushScratch::<M>::new(top), Vec::new()),
@@ -666,14 +666,14 @@ impl Frontier {
         };
         let units = self.layout.units(ranking, n, stripe.share);
         let (found, conjugates, scanned, counts) = on_worker(|| {
-            // One unit a piece: rayon's adaptive split stops cutting a piece
+            // Many small pieces: rayon's adaptive split stops cutting a piece
             // no thread steals (about four pieces on two threads), and the
             // work is not spread along the units (tall positions first, rarely
             // canonical): one thread scanned most of each level while the
             // other waited (docs/performance.md, "The scan's pieces").
             units
                 .par_iter()
-                .with_max_len(1)
+                .with_max_len(piece_len(units.len()))
                 .fold(Acc::<M>::new(top), |mut acc, prefix| {
                     let Acc { scratch, found, conjugates, scanned, conj } = &mut acc;
                     let mut scan = Unmarked {
@@ -744,6 +744,17 @@ fn layout_slack(ranking: &Ranking, processes: usize) -> f64 {
 /// collectives stay on the calling thread: MPI may require its main thread.)
 fn on_worker<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::scope(|_| f())
+}
+
+/// Pieces per thread of a level's scan or pushes: enough that the dense
+/// part of a level is spread over the threads, few enough that each
+/// piece's scratch (its counts by level: a thin box has a thousand levels
+/// and tens of thousands of units a level) costs nothing beside its work.
+const PIECES_PER_THREAD: usize = 64;
+
+/// The most items of a parallel section per piece ([`PIECES_PER_THREAD`]).
+fn piece_len(items: usize) -> usize {
+    items.div_ceil(rayon::current_num_threads() * PIECES_PER_THREAD).max(1)
 }
 
 /// Adds per-level counts (`b` into `a`, the longer kept).
