@@ -69,7 +69,7 @@ pub struct Tunables {
 /// below a loss are estimated in boxes only: where rows are unbounded the
 /// estimate (one partition count per pending level, for every loss) would
 /// cost more than it saves.
-pub const PARALLEL_PARENTS: u64 = 1 << 16;
+pub const PARALLEL_PARENTS: u64 = 1 << 18;
 
 /// Thread copies of the mark bits of the next pending levels may hold at
 /// most this share of the bytes of the marks held (the environment
