@@ -8,6 +8,7 @@
 
 use super::{next_prefix, FewRowBox, FewRowError, FewRowPosition, LevelCount, PrefixRanking, MAX_ROWS, NONE};
 use crate::rng::SplitMix;
+use crate::store::manifest::SelfChecked;
 use crate::store::{file_sha256, sha256_hex, write_atomic, FileEntry};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -79,19 +80,13 @@ pub struct FewRowManifest {
     pub checksum: String,
 }
 
+impl SelfChecked for FewRowManifest {
+    fn checksum_mut(&mut self) -> &mut String {
+        &mut self.checksum
+    }
+}
+
 impl FewRowManifest {
-    /// Canonical text: pretty JSON, two-space indent, final newline.
-    pub fn canonical(&self) -> String {
-        crate::store::manifest::canonical_json(self)
-    }
-
-    /// SHA-256 of the canonical text with an empty checksum.
-    pub fn canonical_checksum(&self) -> String {
-        let mut m = self.clone();
-        m.checksum = String::new();
-        sha256_hex(m.canonical().as_bytes())
-    }
-
     /// Reads and checks a few-row manifest file: format, version, engine,
     /// checksum, canonical form, the box, its counts and its file list.
     ///
@@ -116,11 +111,8 @@ impl FewRowManifest {
             return Err(invalid(format!("format version {} is not the version this tool reads ({VERSION})", loose["format_version"])));
         }
         let m: FewRowManifest = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
-        if m.canonical_checksum() != m.checksum {
-            return Err(invalid("checksum mismatch (damaged or edited)".into()));
-        }
-        if m.canonical() != text {
-            return Err(invalid("not in canonical form (damaged or edited)".into()));
+        if let Some(why) = m.damage(text) {
+            return Err(invalid(why.into()));
         }
         if m.engine != ENGINE {
             return Err(invalid(format!("engine is {:?}, not {ENGINE:?}", m.engine)));
@@ -158,8 +150,7 @@ impl FewRowManifest {
     /// # Errors
     /// [`FewRowError::Io`].
     pub fn write(&mut self, dir: &Path) -> Result<(), FewRowError> {
-        self.checksum = self.canonical_checksum();
-        write_atomic(&dir.join(MANIFEST), self.canonical().as_bytes()).map_err(|e| FewRowError::Io(e.to_string()))
+        write_atomic(&dir.join(MANIFEST), self.seal().as_bytes()).map_err(|e| FewRowError::Io(e.to_string()))
     }
 }
 

@@ -8,6 +8,7 @@ use super::rank::NdRanking;
 use super::solve::{full_box, LossOracle, NdLevelCount, Solution};
 use super::{dims_text, NdError};
 use crate::rng::SplitMix;
+use crate::store::manifest::SelfChecked;
 use crate::store::write_atomic;
 use crate::store::{sha256_hex, FileEntry};
 use rayon::prelude::*;
@@ -57,19 +58,13 @@ pub struct NdManifest {
     pub checksum: String,
 }
 
+impl SelfChecked for NdManifest {
+    fn checksum_mut(&mut self) -> &mut String {
+        &mut self.checksum
+    }
+}
+
 impl NdManifest {
-    /// Canonical text: pretty JSON, two-space indent, final newline.
-    pub fn canonical(&self) -> String {
-        crate::store::manifest::canonical_json(self)
-    }
-
-    /// SHA-256 of the canonical text with an empty checksum.
-    pub fn canonical_checksum(&self) -> String {
-        let mut m = self.clone();
-        m.checksum = String::new();
-        sha256_hex(m.canonical().as_bytes())
-    }
-
     /// Reads and checks `DIR/manifest.json` (format, version, checksum,
     /// canonical form, levels).
     ///
@@ -93,11 +88,8 @@ impl NdManifest {
             return Err(invalid(format!("format version {} is not the version this tool reads ({VERSION})", loose["format_version"])));
         }
         let m: NdManifest = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
-        if m.canonical_checksum() != m.checksum {
-            return Err(invalid("checksum mismatch (damaged or edited)".into()));
-        }
-        if m.canonical() != text {
-            return Err(invalid("not in canonical form (damaged or edited)".into()));
+        if let Some(why) = m.damage(&text) {
+            return Err(invalid(why.into()));
         }
         super::check_dims(&m.dims).map_err(|e| invalid(e.to_string()))?;
         let cells: u64 = m.dims.iter().map(|&d| d as u64).product();
@@ -259,8 +251,7 @@ pub fn write_tables(dir: &Path, s: &Solution) -> Result<NdManifest, NdError> {
         files: BTreeMap::from([(LOSSES_FILE.to_string(), FileEntry::of(&table))]),
         checksum: String::new(),
     };
-    m.checksum = m.canonical_checksum();
-    write_atomic(&dir.join(MANIFEST), m.canonical().as_bytes())?;
+    write_atomic(&dir.join(MANIFEST), m.seal().as_bytes())?;
     Ok(m)
 }
 

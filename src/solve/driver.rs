@@ -17,6 +17,7 @@ use crate::cluster::{self, Comm, Solo};
 use crate::index::split;
 use crate::index::Ranking;
 use crate::report::summary::LevelStats;
+use crate::store::manifest::SelfChecked;
 use crate::store::mapped::{map_read_only, MappedBytes};
 use crate::store::{shards_of, FileEntry, Manifest, TableDir};
 use memmap2::Mmap;

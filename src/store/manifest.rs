@@ -200,17 +200,8 @@ impl Manifest {
         }
         let m: Manifest =
             serde_json::from_str(&text).map_err(|e| ManifestError::Invalid { path: path.display().to_string(), what: e.to_string() })?;
-        // Every change to the file, even one that keeps valid JSON, must show:
-        // the checksum covers the values, byte equality with the canonical
-        // text covers the rest.
-        if m.canonical_checksum() != m.checksum {
-            return Err(ManifestError::Invalid { path: path.display().to_string(), what: "checksum mismatch (damaged or edited)".into() });
-        }
-        if m.canonical() != text {
-            return Err(ManifestError::Invalid {
-                path: path.display().to_string(),
-                what: "not in canonical form (damaged or edited)".into(),
-            });
+        if let Some(why) = m.damage(&text) {
+            return Err(ManifestError::Invalid { path: path.display().to_string(), what: why.into() });
         }
         if m.format != FORMAT_NAME {
             return Err(ManifestError::Invalid {
@@ -376,21 +367,7 @@ impl Manifest {
     /// # Errors
     /// I/O errors.
     pub fn write(&mut self, dir: &Path) -> Result<(), TableError> {
-        self.checksum = self.canonical_checksum();
-        write_atomic(&dir.join(MANIFEST), self.canonical().as_bytes())
-    }
-
-    /// The canonical text: pretty-printed JSON (two-space indent, fields in
-    /// declaration order, `files` sorted by path) and a final newline.
-    pub fn canonical(&self) -> String {
-        canonical_json(self)
-    }
-
-    /// SHA-256 of the canonical text with `checksum` set to the empty string.
-    pub fn canonical_checksum(&self) -> String {
-        let mut m = self.clone();
-        m.checksum = String::new();
-        sha256_hex(m.canonical().as_bytes())
+        write_atomic(&dir.join(MANIFEST), self.seal().as_bytes())
     }
 
     /// Reads the listed file `rel` of table directory `dir`, checking its
@@ -429,6 +406,56 @@ impl Manifest {
 /// `.` or `..`, and no `\` or `:` anywhere (not absolute on any system).
 pub fn plain_relative_name(name: &str) -> bool {
     !name.is_empty() && !name.contains(['\\', ':', '\0']) && name.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// A manifest that checks itself: its canonical text ([`canonical_json`])
+/// holds a `checksum` field, the SHA-256 of that text with the field empty.
+/// The tables' manifest, the few-row and the n-dimensional directories'
+/// are all written and checked this way.
+pub trait SelfChecked: Serialize + Clone {
+    /// The `checksum` field.
+    fn checksum_mut(&mut self) -> &mut String;
+
+    /// The canonical text: pretty-printed JSON (two-space indent, fields in
+    /// declaration order, maps sorted by key) and a final newline.
+    fn canonical(&self) -> String {
+        canonical_json(self)
+    }
+
+    /// SHA-256 of the canonical text with the checksum set to the empty string.
+    fn canonical_checksum(&self) -> String {
+        let mut m = self.clone();
+        m.checksum_mut().clear();
+        sha256_hex(m.canonical().as_bytes())
+    }
+
+    /// Sets the checksum; returns the canonical text to write.
+    fn seal(&mut self) -> String {
+        *self.checksum_mut() = self.canonical_checksum();
+        self.canonical()
+    }
+
+    /// Why `text`, parsed as this manifest, is not what was written, if it
+    /// is not. Every change to the file, even one that keeps valid JSON,
+    /// must show: the checksum covers the values, byte equality with the
+    /// canonical text covers the rest.
+    fn damage(&self, text: &str) -> Option<&'static str> {
+        let mut unsealed = self.clone();
+        let stored = std::mem::take(unsealed.checksum_mut());
+        if sha256_hex(unsealed.canonical().as_bytes()) != stored {
+            Some("checksum mismatch (damaged or edited)")
+        } else if self.canonical() != text {
+            Some("not in canonical form (damaged or edited)")
+        } else {
+            None
+        }
+    }
+}
+
+impl SelfChecked for Manifest {
+    fn checksum_mut(&mut self) -> &mut String {
+        &mut self.checksum
+    }
 }
 
 /// The canonical text of a manifest-like value: pretty-printed JSON

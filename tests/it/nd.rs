@@ -7,6 +7,7 @@
 use chomp_tables::nd::table::NdTables;
 use chomp_tables::nd::{solve, LossOracle, Method, NdError, NdRanking, Solution, MAX_POSITIONS};
 use chomp_tables::solve::{self as job, Options, Plan};
+use chomp_tables::store::manifest::SelfChecked;
 use chomp_tables::{Outcome, Tables};
 use chomp_tables::{Position, Universe};
 use serde_json::Value;
@@ -429,8 +430,7 @@ fn wrong_tables_with_good_checksums_fail_verification() {
     m.losses -= 1;
     m.levels[2].losses -= 1;
     m.files.insert(LOSSES_FILE.into(), FileEntry::of(&table));
-    m.checksum = m.canonical_checksum();
-    std::fs::write(dir.path().join(MANIFEST), m.canonical()).unwrap();
+    std::fs::write(dir.path().join(MANIFEST), m.seal()).unwrap();
     assert_eq!(NdManifest::read(dir.path()).unwrap(), m);
     let out = chomp(&["nd", "--tables", dir.path().to_str().unwrap(), "--verify"]);
     assert!(!out.status.success());
