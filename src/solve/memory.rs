@@ -622,16 +622,22 @@ mod tests {
         assert!((tiles - want).abs() > 0.01 * want);
     }
 
+    /// The dry run's levels of the `rows × cols` box, losses only, on 2
+    /// threads holding `hold`.
+    fn box_price(rows: u32, cols: u32, hold: Holding) -> (Ranking, Vec<LevelEstimate>) {
+        let universe = crate::Universe::boxed(rows, cols);
+        let ranking = Ranking::new(&universe).unwrap();
+        let levels = preflight(&ranking, &Plan::new(universe, 0), 1, 2, hold);
+        (ranking, levels)
+    }
+
     /// A thin box has many levels of few positions, each checked on at
     /// least 64 positions of `n − 1` children: the check is most of its
     /// time. 4×254 took 13.7 s on 2 quiet cores (its check 8.7 s of CPU
     /// of 15.4); priced within 2× of that, where the sieve alone gave 3 s.
     #[test]
     fn a_thin_box_is_priced_with_its_check() {
-        let universe = crate::Universe::boxed(4, 254);
-        let ranking = Ranking::new(&universe).unwrap();
-        let plan = Plan::new(universe, 0);
-        let levels = preflight(&ranking, &plan, 1, 2, Holding::SOLO);
+        let (ranking, levels) = box_price(4, 254, Holding::SOLO);
         let seconds: f64 = levels.iter().map(|l| l.seconds).sum();
         assert!((13.7 / 2.0..=13.7 * 2.0).contains(&seconds), "4x254 priced {seconds:.1} s");
         let check: f64 = (1..=ranking.max_tiles()).map(|n| check_seconds(&ranking, n, 2.0)).sum();
@@ -643,10 +649,7 @@ mod tests {
     /// levels (56.2 min) within 20 %.
     #[test]
     fn a_square_box_is_priced_at_its_own_rate() {
-        let universe = crate::Universe::boxed(21, 21);
-        let ranking = Ranking::new(&universe).unwrap();
-        let plan = Plan::new(universe, 0);
-        let levels = preflight(&ranking, &plan, 1, 2, holding(Some(34 << 30), false, &crate::cluster::Solo));
+        let (_, levels) = box_price(21, 21, holding(Some(34 << 30), false, &crate::cluster::Solo));
         let repush: f64 = levels.iter().map(|l| l.repush_seconds).sum();
         let seconds: f64 = levels.iter().map(|l| l.seconds).sum();
         let measured = 6580.0;
@@ -659,10 +662,7 @@ mod tests {
     /// of this machine (24 GiB; two windows): priced within 2× of that.
     #[test]
     fn a_thin_tall_box_is_priced_within_twice_its_run() {
-        let universe = crate::Universe::boxed(10, 45);
-        let ranking = Ranking::new(&universe).unwrap();
-        let plan = Plan::new(universe, 0);
-        let levels = preflight(&ranking, &plan, 1, 2, holding(Some(22 << 30), false, &crate::cluster::Solo));
+        let (_, levels) = box_price(10, 45, holding(Some(22 << 30), false, &crate::cluster::Solo));
         let seconds: f64 = levels.iter().map(|l| l.seconds).sum();
         let measured = 426.0;
         assert!((measured / 2.0..=measured * 2.0).contains(&seconds), "10x45 priced {seconds:.0} s");
