@@ -236,18 +236,14 @@ pub fn plot_all(levels: &[LevelStats], universe: &Universe, dir: &Path) -> Resul
     let long = levels.last().is_some_and(|l| l.tiles >= TREND_FROM + 10);
     let trend = if long && !bounded { ratio_trend(levels, TREND_FROM) } else { None };
     let run = Run { levels, label: run_label(universe), bounded, trend };
-    fn render(run: &Run, path: &Path, svg: bool, f: ChartFn) -> DrawResult {
-        let size = (960, 600);
-        if svg {
-            let area = SVGBackend::new(path, size).into_drawing_area();
-            dispatch(f, &area, run)?;
-            area.present()?;
-        } else {
-            let area = BitMapBackend::new(path, size).into_drawing_area();
-            dispatch(f, &area, run)?;
-            area.present()?;
+    struct Of<'r>(ChartFn, &'r Run<'r>);
+    impl Chart for Of<'_> {
+        fn draw_on<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult
+        where
+            DB::ErrorType: 'static,
+        {
+            dispatch(self.0, area, self.1)
         }
-        Ok(())
     }
     let charts: [(&str, ChartFn); 3] =
         [("loss-share", ChartFn::LossShare), ("conjecture-ratio", ChartFn::Ratio), ("grundy-heatmap", ChartFn::Heatmap)];
@@ -256,14 +252,7 @@ pub fn plot_all(levels: &[LevelStats], universe: &Universe, dir: &Path) -> Resul
         if f == ChartFn::Heatmap && levels.iter().all(|l| l.grundy_histogram.is_none()) {
             continue;
         }
-        for ext in ["png", "svg"] {
-            let path = dir.join(format!("{name}.{ext}"));
-            // Drawn under a temporary name, then renamed: no half-written plot.
-            let tmp = dir.join(format!(".{name}.tmp.{ext}"));
-            render(&run, &tmp, ext == "svg", f).map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
-            std::fs::rename(&tmp, &path).map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
-            written.push(path);
-        }
+        written.extend(write_chart(&Of(f, &run), dir, name, (960, 600))?);
     }
     Ok(written)
 }
@@ -349,24 +338,17 @@ pub fn plot_openings(openings: &[Opening], label: &str, dir: &Path) -> Result<Ve
         legend.draw(&Text::new("row:col (0-based), +k more".to_string(), (0, 5 * 34 + 28), ("sans-serif", 13)))?;
         Ok(())
     }
-    std::fs::create_dir_all(dir).map_err(|e| PlotError { path: dir.to_path_buf(), what: e.to_string() })?;
-    let mut written = Vec::new();
-    for ext in ["png", "svg"] {
-        let path = dir.join(format!("openings.{ext}"));
-        let tmp = dir.join(format!(".openings.tmp.{ext}"));
-        let size = (1100, 900);
-        let result = if ext == "svg" {
-            let area = SVGBackend::new(&tmp, size).into_drawing_area();
-            draw(&area, openings, label).and_then(|()| Ok(area.present()?))
-        } else {
-            let area = BitMapBackend::new(&tmp, size).into_drawing_area();
-            draw(&area, openings, label).and_then(|()| Ok(area.present()?))
-        };
-        result.map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
-        std::fs::rename(&tmp, &path).map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
-        written.push(path);
+    struct Map<'o>(&'o [Opening], &'o str);
+    impl Chart for Map<'_> {
+        fn draw_on<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult
+        where
+            DB::ErrorType: 'static,
+        {
+            draw(area, self.0, self.1)
+        }
     }
-    Ok(written)
+    std::fs::create_dir_all(dir).map_err(|e| PlotError { path: dir.to_path_buf(), what: e.to_string() })?;
+    write_chart(&Map(openings, label), dir, "openings", (1100, 900))
 }
 
 /// Draws the rectangle census: for every thin rectangle `rows × cols`
@@ -437,18 +419,40 @@ pub fn plot_census(openings: &[Opening], dir: &Path) -> Result<Vec<PathBuf>, Plo
             .draw()?;
         Ok(())
     }
+    struct Thin<'o>(&'o [&'o Opening]);
+    impl Chart for Thin<'_> {
+        fn draw_on<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult
+        where
+            DB::ErrorType: 'static,
+        {
+            draw(area, self.0)
+        }
+    }
     std::fs::create_dir_all(dir).map_err(|e| PlotError { path: dir.to_path_buf(), what: e.to_string() })?;
+    write_chart(&Thin(&thin), dir, "census", (1100, 700))
+}
+
+/// A chart drawn alike on any backend (PNG and SVG).
+trait Chart {
+    fn draw_on<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static;
+}
+
+/// Writes `chart` as `dir/name.png` and `dir/name.svg` at `size`, each
+/// drawn under a temporary name, then renamed (no half-written plot);
+/// returns the two files.
+fn write_chart(chart: &impl Chart, dir: &Path, name: &str, size: (u32, u32)) -> Result<Vec<PathBuf>, PlotError> {
     let mut written = Vec::new();
     for ext in ["png", "svg"] {
-        let path = dir.join(format!("census.{ext}"));
-        let tmp = dir.join(format!(".census.tmp.{ext}"));
-        let size = (1100, 700);
+        let path = dir.join(format!("{name}.{ext}"));
+        let tmp = dir.join(format!(".{name}.tmp.{ext}"));
         let result = if ext == "svg" {
             let area = SVGBackend::new(&tmp, size).into_drawing_area();
-            draw(&area, &thin).and_then(|()| Ok(area.present()?))
+            chart.draw_on(&area).and_then(|()| Ok(area.present()?))
         } else {
             let area = BitMapBackend::new(&tmp, size).into_drawing_area();
-            draw(&area, &thin).and_then(|()| Ok(area.present()?))
+            chart.draw_on(&area).and_then(|()| Ok(area.present()?))
         };
         result.map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
         std::fs::rename(&tmp, &path).map_err(|e| PlotError { path: path.clone(), what: e.to_string() })?;
