@@ -3,7 +3,8 @@
 //! sets another interval).
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// What is counted.
@@ -27,15 +28,20 @@ fn millionths(unit: Unit, done: u64, total: u64) -> u64 {
     (share * 1e6) as u64
 }
 
+/// How often the bar is redrawn.
+const TICK: Duration = Duration::from_millis(200);
+
 /// Runs `f` while showing `done` of `total` (updated by `f`) as `label`;
 /// nothing if `quiet`.
 pub fn watch<T>(label: &str, unit: Unit, done: &AtomicU64, total: &AtomicU64, quiet: bool, f: impl FnOnce() -> T) -> T {
     if quiet {
         return f();
     }
-    let finished = AtomicBool::new(false);
+    // Dropping the sender ends the thread at once: a sleep there would hold
+    // the command up to a tick after its work is done.
+    let (finished, ended) = mpsc::channel::<()>();
     std::thread::scope(|s| {
-        s.spawn(|| {
+        s.spawn(move || {
             let t0 = Instant::now();
             let tty = std::io::stderr().is_terminal();
             let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
@@ -51,7 +57,7 @@ pub fn watch<T>(label: &str, unit: Unit, done: &AtomicU64, total: &AtomicU64, qu
                 .unwrap_or(10.0);
             let every = Duration::from_secs_f64(every);
             let mut last_line = Instant::now();
-            while !finished.load(Ordering::Relaxed) {
+            while let Err(mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(TICK) {
                 let (d, t) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
                 if tty && matches!(unit, Unit::Scan) {
                     bar.set_length(1_000_000);
@@ -73,12 +79,11 @@ pub fn watch<T>(label: &str, unit: Unit, done: &AtomicU64, total: &AtomicU64, qu
                     }
                     last_line = Instant::now();
                 }
-                std::thread::sleep(Duration::from_millis(200));
             }
             bar.finish_and_clear();
         });
         let r = f();
-        finished.store(true, Ordering::Relaxed);
+        drop(finished);
         r
     })
 }
