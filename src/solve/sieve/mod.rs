@@ -610,7 +610,9 @@ impl Frontier {
         // copied an array container at every set that shares it: the
         // conjugates by rows share many, and every process unites them all).
         let all = if processes == 1 {
-            mine.union()
+            // The scan's one set (its conjugates pushed into it).
+            debug_assert_eq!(mine.len(), 1, "one set with one process");
+            mine.into_iter().next().unwrap_or_default()
         } else {
             // Exchange the losses, and push into each share the losses it
             // did not find. Every parent is owned by one share, which marks
@@ -689,12 +691,18 @@ impl Frontier {
                             if sym && rows.len() < rows[0] as usize {
                                 conjugate_rows_into(rows, conj);
                                 let crank = ranking.rank_rows(conj);
-                                // By number of rows, for the exchange (one process, one set).
-                                let rows = if processes == 1 { 1 } else { rows[0] as usize };
-                                if conjugates.len() <= rows {
-                                    conjugates.resize_with(rows + 1, Found::default);
+                                if processes == 1 {
+                                    // One set of the level's losses: no exchange, and
+                                    // no union of two sets at the level's end.
+                                    found.push_any(crank);
+                                } else {
+                                    // By number of rows, for the exchange.
+                                    let rows = rows[0] as usize;
+                                    if conjugates.len() <= rows {
+                                        conjugates.resize_with(rows + 1, Found::default);
+                                    }
+                                    conjugates[rows].push_any(crank);
                                 }
-                                conjugates[rows].push_any(crank);
                                 if let Some(sizes) = sizes_of(crank) {
                                     ctx.push_parents(conj, n, crank, sizes, scratch);
                                 }

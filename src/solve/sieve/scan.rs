@@ -12,7 +12,8 @@ pub(super) struct Acc<'a, M: Mode> {
     pub(super) scratch: PushScratch<'a, M>,
     /// The losses scanned (canonical, in a symmetric universe).
     pub(super) found: Found,
-    /// Their conjugates (none is canonical), by their number of rows.
+    /// Their conjugates (none is canonical), by their number of rows, for
+    /// the exchange between processes (one process pushes them into `found`).
     pub(super) conjugates: Vec<Found>,
     pub(super) scanned: u64,
     /// A buffer for conjugates.
