@@ -659,3 +659,22 @@ fn bench_says_how_long_before_it_starts() {
     assert!(first.starts_with("bench: losses to 45 tiles, Grundy to 0, ") && first.contains(": about "), "{err}");
     assert!(text(&out.stdout).starts_with("bench: losses to 45 tiles"), "{}", text(&out.stdout));
 }
+
+/// `chomp bench --rows R --cols C` says how long its solves will take (the
+/// box's dry-run price times --repeat) before the first, then one line as
+/// each solve ends.
+#[test]
+fn bench_of_a_box_says_how_long_and_how_far() {
+    let out = chomp(&["bench", "--rows", "6", "--cols", "9", "--repeat", "3"]);
+    assert_ok(&out, "chomp bench --rows 6 --cols 9 --repeat 3");
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 4, "{err}");
+    assert!(lines[0].starts_with("bench: the 6x9 box in memory (") && lines[0].contains("3 solves: about "), "{err}");
+    assert!(lines[0].contains(" a solve, the dry run's estimate)"), "{err}");
+    for (i, line) in lines[1..].iter().enumerate() {
+        let took = line.strip_prefix(&format!("bench: solve {} of 3, ", i + 1)).unwrap_or_else(|| panic!("{err}"));
+        assert!(took.ends_with(" ms") || took.ends_with(" s"), "{err}");
+    }
+    assert!(text(&out.stdout).starts_with("bench: the 6x9 box in memory"), "{}", text(&out.stdout));
+}

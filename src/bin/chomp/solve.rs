@@ -517,16 +517,39 @@ pub fn bench(max_tiles: u32, grundy_max_tiles: u32, dir: Option<PathBuf>) -> any
 
 /// `chomp bench --rows R --cols C`: times solving a box in memory (the
 /// library call behind `chomp openings --rows R --cols C`, the player and
-/// the front ends), `repeat` times; prints the min and median.
+/// the front ends), `repeat` times; says first about how long that takes
+/// and then each solve's time on standard error, and prints the min and median.
 pub fn bench_box(rows: u32, cols: u32, repeat: u32) -> anyhow::Result<ExitCode> {
     let universe = Universe::boxed(rows, cols);
     let threads = rayon::current_num_threads();
     let sieve = if solve::uses_word_sieve(&universe) { "the word sieve" } else { "the level sieve" };
+    // How long first: the dry run's price of the box (as `chomp solve
+    // --rows R --cols C --dry-run` prints it) for each solve.
+    let plan = Plan::new(universe, 0);
+    let ranking = plan.validate().with_context(|| format!("solving the {rows}x{cols} box"))?;
+    let hold = memory::holding(None, false, &chomp_tables::cluster::Solo);
+    let each: f64 = memory::preflight(&ranking, &plan, 1, threads, hold).iter().map(|e| e.seconds).sum();
+    let seconds = |s: f64| {
+        if s < 1.0 {
+            format!("{:.1} ms", s * 1e3)
+        } else if s < 10.0 {
+            format!("{s:.2} s")
+        } else {
+            human_duration(s)
+        }
+    };
+    progress!(
+        "bench: the {rows}x{cols} box in memory ({sieve}), {threads} threads, {repeat} solves: about {} ({} a solve, the dry run's estimate); the figures follow when it ends",
+        seconds(each * repeat as f64),
+        seconds(each)
+    );
     let (mut times, mut last) = (Vec::new(), None);
-    for _ in 0..repeat {
+    for i in 1..=repeat {
         let t0 = Instant::now();
         let solved = solve::solve_in_memory(&universe).with_context(|| format!("solving the {rows}x{cols} box"))?;
-        times.push(t0.elapsed().as_secs_f64());
+        let took = t0.elapsed().as_secs_f64();
+        times.push(took);
+        progress!("bench: solve {i} of {repeat}, {}", seconds(took));
         last = Some(solved);
     }
     let solved = last.expect("at least one solve");
