@@ -389,8 +389,13 @@ fn the_reference_c_sieve_agrees_with_the_engine() {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("reference-sieve");
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reference-sieve.c");
-    let built = std::process::Command::new("cc").args(["-O2", "-fopenmp", "-o"]).arg(&exe).arg(src).status().expect("a C compiler (cc)");
-    assert!(built.success(), "cc -fopenmp {src}");
+    let built = std::process::Command::new("cc")
+        .args(["-O2", "-fopenmp", "-o"])
+        .arg(&exe)
+        .arg(src)
+        .status()
+        .expect("no C compiler: `apt install gcc` (cc with OpenMP)");
+    assert!(built.success(), "cc -fopenmp {src} failed: the test needs a C compiler with OpenMP (`apt install gcc`)");
     let run = solve(Universe::tiles(64), 0);
     let levels = &run.tables.manifest().levels;
     assert_eq!(levels.len(), 64);

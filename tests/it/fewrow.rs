@@ -318,7 +318,7 @@ fn reference_losses(n: u32) -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("fewrow-reference");
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fewrow-reference.c");
-    let built = std::process::Command::new("cc").args(["-O2", "-o"]).arg(&exe).arg(src).status().expect("a C compiler (cc)");
+    let built = std::process::Command::new("cc").args(["-O2", "-o"]).arg(&exe).arg(src).status().expect("no C compiler: `apt install gcc`");
     assert!(built.success(), "cc {src}");
     let out = std::process::Command::new(&exe).arg(n.to_string()).output().unwrap();
     assert!(out.status.success());

@@ -140,7 +140,8 @@ fn the_embedded_reader_is_built_from_js_src() {
     let out = match std::process::Command::new("node").arg(root.join("js").join("build.mjs")).arg("--check").output() {
         Ok(out) => out,
         Err(e) => panic!(
-            "node is not runnable ({e}): install Node.js 20 or later (Debian: `apt install nodejs`), \
+            "node is not runnable ({e}): install Node.js 20 or later (Debian 13: `apt install nodejs`; Debian 12's \
+             nodejs is 18, too old: add NodeSource's repository, https://deb.nodesource.com, then `apt install nodejs`), \
              then this test runs `node js/build.mjs --check`"
         ),
     };
