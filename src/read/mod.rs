@@ -12,4 +12,4 @@ pub mod verify;
 
 pub use answer::{Answer, MoveInfo, Outcome};
 pub use blocks::{DEFAULT_CACHE_BYTES, OPEN_FILES};
-pub use tables::{ProbeError, Tables};
+pub use tables::{completed_levels, ProbeError, Tables};

@@ -32,7 +32,7 @@ pub enum ProbeError {
         universe: String,
     },
     /// The level is beyond what the run has completed.
-    #[error("level {tiles} is not in the tables ({})", completed_levels(*complete))]
+    #[error("level {tiles} is not in the tables ({})", missing_level_reason(*complete))]
     MissingLevel {
         /// The level asked about.
         tiles: u32,
@@ -66,12 +66,22 @@ pub enum ProbeError {
 }
 
 /// The levels a run has completed, in words: "levels 1-12 are complete",
-/// "only level 1 is complete", or none yet (a run that has just started).
-fn completed_levels(complete: u32) -> String {
+/// "only level 1 is complete", or "no level is complete yet" (how every
+/// message names a manifest's `levels_complete`).
+pub fn completed_levels(complete: u32) -> String {
     match complete {
-        0 => "no level is complete yet: a run that has just started, or was stopped before its first checkpoint".to_string(),
+        0 => "no level is complete yet".to_string(),
         1 => "only level 1 is complete".to_string(),
         n => format!("levels 1-{n} are complete"),
+    }
+}
+
+/// Why a level is missing: the levels completed, and for none what such
+/// a directory is.
+fn missing_level_reason(complete: u32) -> String {
+    match complete {
+        0 => format!("{}: a run that has just started, or was stopped before its first checkpoint", completed_levels(0)),
+        n => completed_levels(n),
     }
 }
 
@@ -560,5 +570,8 @@ mod tests {
         );
         assert_eq!(say(1), "level 6 is not in the tables (only level 1 is complete)");
         assert_eq!(say(5), "level 6 is not in the tables (levels 1-5 are complete)");
+        // The short form other messages use (the server's 404, export, verify).
+        assert_eq!(super::completed_levels(0), "no level is complete yet");
+        assert_eq!(super::completed_levels(5), "levels 1-5 are complete");
     }
 }

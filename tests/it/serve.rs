@@ -684,3 +684,27 @@ fn serves_a_few_row_directory() {
     server.assert_error("/v1/query?position=200,200,200,200", 404);
     server.assert_error("/v1/query?position=abc", 400);
 }
+
+/// A directory whose run has no level complete yet is served (a run that
+/// has just started), and a position past it is a 404 that says so in
+/// words, with no empty range of levels.
+#[test]
+fn a_directory_with_no_complete_level_is_named_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("fresh");
+    crate::common::chomp_solve(&fresh, &["--max-tiles", "8", "--quiet"]);
+    // As a run stopped before its first checkpoint leaves it.
+    let mut m = chomp_tables::Manifest::read(&fresh).unwrap();
+    m.complete = false;
+    m.keep_levels(0);
+    m.files.retain(|name, _| !name.ends_with(".cht"));
+    m.write(&fresh).unwrap();
+    let server = Server::start(&["--tables", fresh.to_str().unwrap()]);
+    for path in ["/v1/query?position=3,2", "/v1/play?position=3,2&level=easy"] {
+        let (status, body) = server.get(path);
+        assert_eq!(status, 404, "{path}: {body}");
+        let error = json(&body)["error"].as_str().unwrap().to_string();
+        assert!(error.contains("fresh: ") && error.contains("no level is complete yet"), "{path}: {error}");
+        assert!(!error.contains("1..="), "{path}: {error}");
+    }
+}

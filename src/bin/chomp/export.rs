@@ -48,10 +48,10 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     if !m.complete {
         // Still exported (a run may be read while it runs), but not silently.
         eprintln!(
-            "warning: {}: an unfinished run: exporting its completed levels 1..={} of {}",
+            "warning: {}: an unfinished run of {} levels ({}): exporting those",
             args.tables.display(),
-            m.levels_complete,
-            m.universe.max_tiles()
+            m.universe.max_tiles(),
+            chomp_tables::read::completed_levels(m.levels_complete)
         );
     }
     let what = match args.what {

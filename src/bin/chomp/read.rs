@@ -394,7 +394,7 @@ pub fn verify(
             u32::MAX => format!("at or above {} tiles", levels.start()),
             end => format!("in {}..={end} tiles", levels.start()),
         };
-        bail!("no completed level lies {range} (levels 1..={} are complete): nothing was sampled", report.levels_complete);
+        bail!("no completed level lies {range} ({}): nothing was sampled", chomp_tables::read::completed_levels(report.levels_complete));
     }
     if incomplete {
         bail!(

@@ -19,7 +19,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use chomp_tables::fewrow::{FewRowDir, FewRowError};
 use chomp_tables::play::{self as player, Level, PlayError};
-use chomp_tables::read::{openings, OPEN_FILES};
+use chomp_tables::read::{completed_levels, openings, OPEN_FILES};
 use chomp_tables::{Position, PositionError, ProbeError, Tables};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -124,7 +124,12 @@ impl Served {
                     .sources
                     .iter()
                     .map(|s| {
-                        format!("{}: {}, levels 1..={}", s.name, s.tables.manifest().universe.bounds(), s.tables.manifest().levels_complete)
+                        format!(
+                            "{}: {}, {}",
+                            s.name,
+                            s.tables.manifest().universe.bounds(),
+                            completed_levels(s.tables.manifest().levels_complete)
+                        )
                     })
                     .collect();
                 ApiError(
@@ -202,7 +207,9 @@ impl Served {
         let mut within: Vec<String> = self
             .sources
             .iter()
-            .map(|s| format!("{}: {}, levels 1..={}", s.name, s.tables.manifest().universe.bounds(), s.tables.manifest().levels_complete))
+            .map(|s| {
+                format!("{}: {}, {}", s.name, s.tables.manifest().universe.bounds(), completed_levels(s.tables.manifest().levels_complete))
+            })
             .collect();
         within.extend(outside);
         Err(ApiError(
