@@ -430,6 +430,35 @@ fn a_partial_file_at_full_size_with_wrong_bytes_is_fetched_again() {
     assert!(!again.join(rel).exists() && !again.join(format!("{rel}.chomp-fetch.part")).exists());
 }
 
+/// A partial file of fetch's own longer than the file's size in the
+/// manifest (another manifest's, say) is started again, not resumed past
+/// its end: the fetch asks for the file once, whole, and ends with the
+/// manifest's bytes.
+#[test]
+fn a_partial_file_longer_than_the_file_is_fetched_again_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = published("box-8x15/manifest.json");
+    let files = chomp_tables::Manifest::read(&published("box-8x15")).unwrap().files;
+    let total: u64 = files.values().map(|e| e.bytes).sum();
+    let rel = "losses/L0060.cht";
+    let good = fs::read(published("box-8x15").join(rel)).unwrap();
+    // An earlier fetch's partial file: the right bytes, then 1,000 more.
+    let out = tmp.path().join("out");
+    fs::create_dir_all(out.join("losses")).unwrap();
+    let part = out.join(format!("{rel}.chomp-fetch.part"));
+    let mut long = good.clone();
+    long.extend(std::iter::repeat_n(7u8, 1000));
+    fs::write(&part, &long).unwrap();
+    let (url, counts) = http_mirror(published("box-8x15"), |_| Serve::Whole);
+    assert_ok(&fetch(&manifest, &url, &out), "a fetch over a partial file longer than the file");
+    assert_eq!(fs::read(out.join(rel)).unwrap(), good);
+    assert!(!part.exists());
+    assert_ok(&chomp(&["verify", "--tables", out.to_str().unwrap(), "--against", manifest.to_str().unwrap()]), "identical");
+    // One request a file, each file sent once and whole.
+    assert_eq!(counts.requests.load(Ordering::SeqCst), files.len());
+    assert_eq!(counts.sent.load(Ordering::SeqCst), total);
+}
+
 #[test]
 fn a_users_own_part_file_is_never_taken_over() {
     let tmp = tempfile::tempdir().unwrap();
