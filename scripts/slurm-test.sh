@@ -204,7 +204,7 @@ RAYON_NUM_THREADS=1 "$SOLO_BIN" run "$T/job.toml" --out "$T/solo" --quiet || fai
 digest() { (cd "$1" && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16); }
 want=$(digest "$T/solo")
 got=$(digest "$T/out/tables")
-# Two ranks of one MPI job (not two single processes): process 0 and 1 report.
+# Two processes of one MPI job (not two single-process runs): process 0 and 1 report.
 processes=$(grep -c "^process [01] (node 0)" "$log" || true)
 if [ "$got" != "$want" ]; then
   cat "$log"

@@ -28,11 +28,12 @@ pub struct MpiComm {
 // its methods: every collective is called by the driver, the sieve's and
 // the Grundy pass's level functions on the main thread, between their
 // parallel sections, never from inside a rayon closure (workers read only
-// `process()` and `processes()`, which MPI answers from the communicator's
-// cached size and rank). MPI is initialised at `MPI_THREAD_FUNNELED`, the
-// level that promises exactly this, and `init` refuses a library that
-// grants less. The order of the collectives is checked apart: `Ordered`
-// (`CHOMP_CHECK_COLLECTIVES=1`), and the in-process cluster's tests.
+// `process()` and `processes()`, which MPI answers from what the
+// communicator cached: its number of processes and this one's number). MPI
+// is initialised at `MPI_THREAD_FUNNELED`, the level that promises exactly
+// this, and `init` refuses a library that grants less. The order of the
+// collectives is checked apart: `Ordered` (`CHOMP_CHECK_COLLECTIVES=1`),
+// and the in-process cluster's tests.
 unsafe impl Sync for MpiComm {}
 
 impl MpiComm {

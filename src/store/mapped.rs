@@ -60,7 +60,7 @@ impl MappedBits {
         unsafe { std::slice::from_raw_parts(self.map.as_ptr() as *const AtomicU64, self.map.len() / 8) }
     }
 
-    /// The words, for exclusive access (merging ranks' marks).
+    /// The words, for exclusive access (merging the threads' copies of the marks).
     pub fn words_mut(&mut self) -> &mut [u64] {
         // SAFETY: page aligned, length a multiple of 8; exclusive borrow.
         unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr() as *mut u64, self.map.len() / 8) }
@@ -164,7 +164,7 @@ impl MappedBytes {
         unsafe { std::slice::from_raw_parts(self.map.as_ptr() as *const AtomicU8, self.map.len()) }
     }
 
-    /// The bytes, for exclusive access (merging ranks' values).
+    /// The bytes, for exclusive access (merging the processes' values).
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         &mut self.map[..]
     }

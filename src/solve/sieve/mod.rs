@@ -81,9 +81,9 @@ pub struct LevelLosses {
     /// Ranks of the losses of the level (a roaring set: about 2 bytes a
     /// loss where 8 would hold them in a vector).
     pub ranks: RoaringTreemap,
-    /// Marks pushed into the level by this rank (canonical parent, losing child pairs).
+    /// Marks pushed into the level by this process (canonical parent, losing child pairs).
     pub marks: u64,
-    /// Positions this rank scanned for marks.
+    /// Positions this process scanned for marks.
     pub scanned: u64,
     /// When counting moves ([`Holding::count_moves`]): the positions of
     /// this process's share of the level with two or more losing children
