@@ -84,9 +84,9 @@ pub const WORK_TILT_KNEE: f64 = 3.0;
 /// to others: `x^−WORK_TILT` for `x = c / √n` up to [`WORK_TILT_KNEE`] `k`,
 /// then `k^−WORK_TILT (x / k)^−WORK_TILT_LONG` (continuous). A long top row
 /// costs less per position, a very long one much less. Fitted to the
-/// compute of 4 processes' shares on losses to 110 tiles (one tilt, 0.45,
-/// left the third share 3–5 % above the model and the last 3 % below it;
-/// with two the third still computes about 3 % above the model).
+/// compute of 4 processes' shares: one tilt left the shares of long top
+/// rows off the model (figures: docs/performance.md, section "The
+/// cluster's shares").
 pub fn work_of_top_row(n: u32, c: u32) -> f64 {
     let x = c as f64 / (n as f64).sqrt();
     if x <= WORK_TILT_KNEE {
@@ -161,9 +161,9 @@ pub fn level_share(ranking: &Ranking, n: u32, balance: Balance, part: usize, par
 /// grow as `√n`), a top row fell to different processes at different
 /// levels, and each of them unranked and walked the losses of that top
 /// row. With one cut, the parents that keep a loss's top row are its
-/// scanner's (but at the cut's own top rows): 4 processes on losses to
-/// 80 tiles execute 13 % fewer instructions in all and their largest 13 %
-/// fewer (`bench/runs/2026-12-05-kvm-2core/cluster-epoch-cuts.md`).
+/// scanner's (but at the cut's own top rows), and the processes do less
+/// work in all and the largest less too (figures: docs/performance.md,
+/// section "The cluster's shares").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cuts {
     /// `starts[p]`: the key of share `p`'s first unit; `starts[parts]` past every key.
@@ -399,7 +399,8 @@ pub const DENSE: f64 = 1.0 / 8.0;
 /// canonical positions, and those from 17 on are held on huge pages. (The
 /// first units of each top row, with many rows, are sparse too, but small:
 /// leaving them off huge pages as well would cut the dense bits into pieces
-/// shorter than a huge page, and one process's time grew by 9 %.)
+/// shorter than a huge page, which was slower; figures: docs/performance.md,
+/// section "The cluster's shares".)
 pub fn dense_from(ranking: &Ranking, n: u32) -> u64 {
     if !ranking.universe().is_symmetric() {
         return 0;
