@@ -353,6 +353,13 @@ fn solve_picks_the_few_row_engine_past_the_box_engines_sides() {
     // So does anything but a box's losses.
     let dry = chomp(&["solve", "--rows", "4", "--cols", "300", "--grundy-max-tiles", "5", "--dry-run", "--out", &d("dry")]);
     assert!(String::from_utf8_lossy(&dry.stderr).contains("engine: the box engine"));
+    // A box neither engine takes in the memory allowed: one line naming what
+    // the few-row table needs (not the box engine's side), and no directory.
+    let run = chomp(&["solve", "--rows", "4", "--cols", "4000", "--max-memory", "2G", "--out", &d("big")]);
+    assert!(!run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("needs 19.90 GiB for the 4x4000 box (its prefix table), more than the 2.00 GiB allowed"), "{err}");
+    assert!(!dir.path().join("big").exists(), "nothing left behind");
     // A directory that holds a run keeps its engine.
     assert_ok(&chomp(&["solve", "--engine", "few-row", "--rows", "3", "--cols", "5", "--out", &d("few"), "-q"]), "few-row");
     let dry = chomp(&["solve", "--rows", "3", "--cols", "5", "--dry-run", "--out", &d("few")]);

@@ -80,7 +80,21 @@ pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Re
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let created = !out.exists();
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let result = solve_into(shape, &universe, &out, flags);
+    if result.is_err() && created {
+        // Nothing half-written: a refused run (memory, a signal before the
+        // first checkpoint) leaves no empty directory behind.
+        let _ = std::fs::remove_dir(&out);
+    }
+    result
+}
+
+/// [`solve`] into the directory `out`, made.
+fn solve_into(shape: FewRowBox, universe: &str, out: &Path, flags: &RunFlags) -> anyhow::Result<ExitCode> {
+    let (rows, cols) = (shape.rows, shape.cols);
+    let bytes = shape.table_bytes();
     let checkpoint = out.join(CHECKPOINT);
     if flags.force {
         remove_if_present(&checkpoint)?;
@@ -94,7 +108,7 @@ pub fn solve(rows: u32, cols: u32, out: PathBuf, flags: &RunFlags) -> anyhow::Re
     let label = format!("few-row {rows}x{cols}");
     let table = watch(&label, Unit::Share, &p.done, &p.total, flags.quiet, || fewrow::solve(shape, &opts, &p))?;
     let seconds = t0.elapsed().as_secs_f64();
-    let written = fewrow::write_dir(&out, shape, (0..table.len()).map(|r| table.entry(r)))?;
+    let written = fewrow::write_dir(out, shape, (0..table.len()).map(|r| table.entry(r)))?;
     let levels = written.levels;
     remove_if_present(&checkpoint)?;
     if let Some(path) = &flags.report_json {

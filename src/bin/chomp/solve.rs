@@ -611,7 +611,8 @@ pub fn pick_engine(plan: &Plan, out: &Path, flags: &RunFlags, comm: &dyn Comm) -
         Err(e) if few_fits => {
             return (Engine::FewRow, format!("the few-row engine, about {} (the box engine cannot: {e})", human_duration(few.seconds)))
         }
-        Err(_) => return (Engine::Box, "the box engine".into()),
+        // Neither fits: the few-row engine's refusal names the memory its table needs.
+        Err(e) => return (Engine::FewRow, format!("the few-row engine (the box engine cannot: {e})")),
     };
     if !few_fits {
         return (Engine::Box, "the box engine (the few-row engine's table does not fit in the memory allowed)".into());
