@@ -139,6 +139,20 @@ fn openings_cli_solves_the_box_it_is_asked_about() {
     }
     let o = chomp(&["openings", "--rows", "200", "--cols", "200"]);
     crate::common::assert_one_line_error(&o, "a box too large to rank");
+    // A box far beyond any machine (10^17 bytes of mark bits) is refused in
+    // one line naming what it needs and what the machine has, before
+    // anything is mapped; --force cannot make the memory.
+    for force in [&[][..], &["--force"]] {
+        let o = chomp(&[&["openings", "--rows", "25", "--cols", "40"][..], force].concat());
+        let line = crate::common::assert_one_line_error(&o, "a box far beyond this machine");
+        assert!(line.starts_with("error: solving the 25x40 box: far beyond this machine: it needs "), "{line}");
+        assert!(
+            line.contains(" of mark bits (")
+                && line.contains(" threads, where this machine has ")
+                && line.ends_with(" available; not started"),
+            "{line}"
+        );
+    }
 }
 
 /// `chomp solve` of a box with its mark bits held in two epochs (the

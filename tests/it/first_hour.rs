@@ -630,7 +630,10 @@ fn messages_in_the_projects_words() {
     let job = tmp.path().join("huge.toml");
     fs::write(&job, "name = \"huge\"\nout = \"huge\"\nmax_tiles = 250\n").unwrap();
     let line = assert_one_line_error(&chomp(&["run", job.to_str().unwrap()]), "max_tiles = 250");
-    assert!(line.contains("far beyond this machine") && line.contains("more than 30 days") && line.contains("--ignore-estimate"), "{line}");
+    assert!(
+        line.contains("far beyond this machine") && line.contains("more than 30 days") && line.ends_with("(--force starts it anyway)"),
+        "{line}"
+    );
     assert!(!tmp.path().join("huge").exists(), "the refused job wrote its directory");
     let dry = chomp(&["run", job.to_str().unwrap(), "--dry-run"]);
     assert!(
@@ -638,6 +641,14 @@ fn messages_in_the_projects_words() {
         "{}",
         text(&dry.stderr)
     );
+    // --force (and its older name for this, --ignore-estimate) would start
+    // it: its dry run says no more (given the memory its levels need).
+    for flag in ["--force", "--ignore-estimate"] {
+        let dry = chomp(&["run", job.to_str().unwrap(), "--dry-run", "--max-memory", "100T", flag]);
+        assert_ok(&dry, &format!("the dry run of a job far beyond this machine, with {flag}"));
+        assert!(text(&dry.stderr).starts_with("estimate for levels 1..=250 "), "{}", text(&dry.stderr));
+    }
+    assert!(!tmp.path().join("huge").exists(), "a dry run wrote the job's directory");
 
     // A busy port, before any table loads.
     let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -210,6 +210,10 @@ Example: chomp site --tables results/box-8x15 --out site, then serve site/ (docs
         /// With --rows and --cols: every rectangle inside that box, not only the box itself.
         #[arg(long, requires = "rows")]
         all: bool,
+        /// Solve the box in memory even when its estimate is more than 30 days (otherwise
+        /// refused before it starts; a box whose mark bits exceed the memory available is refused anyway).
+        #[arg(long, requires = "rows", conflicts_with = "tables")]
+        force: bool,
         /// Write the CSV to this file (atomically) instead of standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -460,11 +464,13 @@ pub enum Engine {
 #[derive(clap::Args)]
 pub struct RunFlags {
     /// Start over: discard what the table directory holds (another job's
-    /// tables, or this job's, e.g. to rebuild a damaged table) instead of resuming.
+    /// tables, or this job's, e.g. to rebuild a damaged table) instead of resuming;
+    /// and start even a job whose estimate is far beyond this machine (more than 30 days, or four
+    /// times the memory or twice the free disk it has), which is otherwise refused before it starts.
     #[arg(long)]
     pub force: bool,
-    /// Start even a job whose estimate is far beyond this machine (more than 30 days, or four
-    /// times the memory or twice the free disk it has), which is otherwise refused before it starts.
+    /// Start a job whose estimate is far beyond this machine, as --force does, but resume
+    /// the levels its table directory holds instead of starting over.
     #[arg(long)]
     pub ignore_estimate: bool,
     /// No progress lines.

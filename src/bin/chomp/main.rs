@@ -222,7 +222,9 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
             read::fetch(&manifest, &from, &out, &opts, quiet)
         }
         Command::Ichomp { quadrants, tables, json } => read::ichomp(&quadrants, &tables, json),
-        Command::Openings { tables, rows, cols, all, out } => read::openings(tables.as_deref(), rows.zip(cols), all, out.as_deref()),
+        Command::Openings { tables, rows, cols, all, force, out } => {
+            read::openings(tables.as_deref(), rows.zip(cols), all, force, out.as_deref())
+        }
         Command::Census { boxes, include, work, out, max_memory, dry_run } => {
             census::census(&boxes, &include, &work, &out, max_memory, dry_run)
         }

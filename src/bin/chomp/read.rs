@@ -151,8 +151,9 @@ pub fn ichomp(quadrants: &[String], dir: &Path, json: bool) -> anyhow::Result<Ex
 
 /// `chomp openings`: every rectangle of a table directory, one rectangle
 /// from it, or (no directory) one box solved in memory (with `all`, every
-/// rectangle inside it).
-pub fn openings(dir: Option<&Path>, rect: Option<(u32, u32)>, all: bool, out: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// rectangle inside it; a box far beyond this machine is refused unless
+/// `force`, see [`box_estimate`]).
+pub fn openings(dir: Option<&Path>, rect: Option<(u32, u32)>, all: bool, force: bool, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     let openings = match (dir, rect) {
         (Some(dir), None) => rect::rectangle_openings(&open(dir)?)?,
         (Some(dir), Some((r, c))) if all => {
@@ -169,7 +170,7 @@ pub fn openings(dir: Option<&Path>, rect: Option<(u32, u32)>, all: bool, out: Op
             let progress = chomp_tables::report::Progress::default();
             let label = format!("solving the {r}x{c} box");
             let words = chomp_tables::solve::uses_word_sieve(&universe);
-            box_estimate(&label, &universe, words);
+            box_estimate(&label, &universe, words, force)?;
             let unit = if words { crate::progress::Unit::Scan } else { crate::progress::Unit::Share };
             let solved = crate::progress::watch(&label, unit, &progress.done, &progress.total, false, || {
                 chomp_tables::solve::solve_in_memory_watched(&universe, &progress)
@@ -192,25 +193,37 @@ pub fn openings(dir: Option<&Path>, rect: Option<(u32, u32)>, all: bool, out: Op
 const BOX_POSITIONS_PER_THREAD_SECOND: f64 = 3.4e7;
 
 /// Says, before a box that takes more than a few seconds is solved in
-/// memory, how long it will take and how much memory it holds.
-fn box_estimate(label: &str, universe: &chomp_tables::Universe, words: bool) {
-    let Ok(ranking) = chomp_tables::Ranking::new(universe) else { return };
+/// memory, how long it will take and how much memory it holds; refuses, in
+/// one line naming what it needs and what this machine has, a box whose
+/// mark bits exceed the memory available (the solve would stop there) or,
+/// unless `force`, whose estimate is more than 30 days.
+fn box_estimate(label: &str, universe: &chomp_tables::Universe, words: bool, force: bool) -> anyhow::Result<()> {
+    use chomp_tables::solve::memory::{available_memory, human_bytes};
+    let Ok(ranking) = chomp_tables::Ranking::new(universe) else { return Ok(()) };
     let positions: u64 = (1..=ranking.max_tiles()).map(|n| ranking.size(n)).sum();
     let threads = rayon::current_num_threads();
     // The level sieve (a box too large for the word sieve's bit set) is at least as slow.
     let seconds = positions as f64 / BOX_POSITIONS_PER_THREAD_SECOND / threads as f64;
-    if seconds >= 10.0 {
-        let (sieve, bytes) = if words {
-            ("the word sieve", positions / 8)
-        } else {
-            ("the level sieve, slower", chomp_tables::solve::in_memory::mark_bytes(&ranking))
-        };
-        progress!(
-            "{label}: {positions} positions, {} of mark bits ({sieve}): about {} on {threads} threads",
-            chomp_tables::solve::memory::human_bytes(bytes),
-            crate::solve::human_duration(seconds)
-        );
+    let (sieve, bytes) = if words {
+        ("the word sieve", positions / 8)
+    } else {
+        ("the level sieve, slower", chomp_tables::solve::in_memory::mark_bytes(&ranking))
+    };
+    let (bits, about) = (human_bytes(bytes), crate::solve::human_duration(seconds));
+    // One line that names what the box needs, before anything is mapped.
+    let beyond = |why: String| {
+        format!("{label}: far beyond this machine: it needs {bits} of mark bits ({positions} positions, {sieve}) and about {about} on {threads} threads, {why}")
+    };
+    if let Some(room) = available_memory().filter(|&room| bytes > room) {
+        bail!(beyond(format!("where this machine has {} available; not started", human_bytes(room))));
     }
+    if seconds > crate::solve::FAR_SECONDS && !force {
+        bail!(beyond("more than 30 days; not started (--force starts it anyway)".into()));
+    }
+    if seconds >= 10.0 {
+        progress!("{label}: {positions} positions, {bits} of mark bits ({sieve}): about {about} on {threads} threads");
+    }
+    Ok(())
 }
 
 /// `chomp boxes`: positions and losses of every box inside a box's tables.

@@ -87,7 +87,8 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> an
             }
             // The run's own checks before it starts, so that the dry run tells
             // (a plan priced for other machines is not held to this one's).
-            if let (Some(why), None) = (beyond_machine(&est, flags.max_memory, &out), flags.processes) {
+            let refused = beyond_machine(&est, flags.max_memory, &out, first > 1);
+            if let (Some(why), None, false) = (refused, flags.processes, flags.force || flags.ignore_estimate) {
                 bail!("the run would be refused: {why}");
             }
             if let Some(why) = memory::first_shortfall(&ranking, plan, &resumed, flags.max_memory, hold) {
@@ -96,7 +97,7 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> an
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if !flags.ignore_estimate {
+    if !flags.force && !flags.ignore_estimate {
         // An absurd job (a typo in max_tiles) is refused in one line before anything is written.
         let hold = memory::holding(flags.max_memory, plan.count_moves, comm); // a collective: every process
         if comm.is_root() {
@@ -104,7 +105,7 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> an
             let known = chomp_tables::TableDir::new(&out).read_manifest().ok().filter(|m| !flags.force && m.same_job(&fresh));
             let first = known.map_or(1, |m| m.levels_complete + 1);
             let threads = rayon::current_num_threads() * comm.processes();
-            if let Some(why) = beyond_machine(&memory::preflight(&ranking, plan, first, threads, hold), flags.max_memory, &out) {
+            if let Some(why) = beyond_machine(&memory::preflight(&ranking, plan, first, threads, hold), flags.max_memory, &out, first > 1) {
                 bail!("{why}");
             }
         }
@@ -297,16 +298,19 @@ fn print_preflight(est: &[LevelEstimate], threads: usize, every_level: bool) {
     }
 }
 
-/// Longest estimate a run starts without `--ignore-estimate`: 30 days.
-const FAR_SECONDS: f64 = 30.0 * 86400.0;
+/// Longest estimate a run (or `chomp openings` of a box) starts without
+/// `--force`: 30 days.
+pub(crate) const FAR_SECONDS: f64 = 30.0 * 86400.0;
 
 /// Why a job's estimate is far beyond this machine, in one line naming what
 /// it needs and what the machine has: more than [`FAR_SECONDS`], more than
 /// four times the memory it may use (`--max-memory`, else what is
 /// available), or more than twice the disk free where `out` will be (the
 /// margins leave room for the estimate's roughness). `None` for any job
-/// this machine could finish.
-fn beyond_machine(est: &[LevelEstimate], max_memory: Option<u64>, out: &Path) -> Option<String> {
+/// this machine could finish. The line ends with the flag that starts it
+/// anyway: `--force`, or where the run would resume levels already
+/// computed, `--ignore-estimate` (`--force` would start it over).
+fn beyond_machine(est: &[LevelEstimate], max_memory: Option<u64>, out: &Path, resuming: bool) -> Option<String> {
     let seconds: f64 = est.iter().map(|e| e.seconds).sum();
     let peak = est.iter().map(|e| e.memory).max().unwrap_or(0);
     let disk: u64 = est.iter().map(|e| e.disk).sum();
@@ -327,11 +331,12 @@ fn beyond_machine(est: &[LevelEstimate], max_memory: Option<u64>, out: &Path) ->
     (!short.is_empty()).then(|| {
         format!(
             "this job is far beyond this machine: it needs about {}, peak memory {} and {} of disk ({}); \
-             it was not started (--ignore-estimate starts it anyway)",
+             it was not started ({})",
             human_duration(seconds),
             human_bytes(peak),
             human_bytes(disk),
-            short.join("; ")
+            short.join("; "),
+            if resuming { "--ignore-estimate resumes it anyway; --force starts it over" } else { "--force starts it anyway" }
         )
     })
 }
@@ -621,7 +626,7 @@ pub fn pick_engine(plan: &Plan, out: &Path, flags: &RunFlags, comm: &dyn Comm) -
     let est = memory::preflight(&ranking, plan, 1, threads, hold);
     let boxed: f64 = est.iter().map(|e| e.seconds).sum();
     let versus = format!("about {} against the box engine's {}", human_duration(few.seconds), human_duration(boxed));
-    if beyond_machine(&est, flags.max_memory, out).is_some() || (boxed >= PICK_SECONDS && 2.0 * few.seconds < boxed) {
+    if beyond_machine(&est, flags.max_memory, out, false).is_some() || (boxed >= PICK_SECONDS && 2.0 * few.seconds < boxed) {
         (Engine::FewRow, format!("the few-row engine, {versus} (--engine box to force the other)"))
     } else {
         (Engine::Box, format!("the box engine, {versus} (--engine few-row to force the other)"))
