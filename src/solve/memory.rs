@@ -22,10 +22,21 @@ const SIEVE_POSITIONS_PER_CORE: f64 = 30e6;
 /// rest re-pushes, priced apart). A thin box has many short levels cut into
 /// many short tasks; a square one, few long levels whose largest runs of
 /// parents are marked level by level
-/// (`bench/runs/2026-12-07-kvm-2core/thin-boxes.md`).
+/// (`bench/runs/2026-12-07-kvm-2core/thin-boxes.md`). A tall box (more
+/// rows than columns) is slower by [`BOX_TALL_SLOWDOWN`].
 fn box_positions_per_core(rows: u32, cols: u32) -> f64 {
-    BOX_RATE_AT_4 * (rows.min(cols).max(1) as f64 / 4.0).powf(BOX_RATE_GROWTH)
+    let tall = (rows.max(1) as f64 / cols.max(1) as f64).max(1.0).powf(BOX_TALL_SLOWDOWN);
+    BOX_RATE_AT_4 * (rows.min(cols).max(1) as f64 / 4.0).powf(BOX_RATE_GROWTH) / tall
 }
+
+/// A tall box's sieve is slower than its wide transpose's by about
+/// `(rows / cols)^0.55`: its positions have up to `rows` rows, and the runs
+/// of equal rows whose growths are enumerated are long. Measured (user CPU,
+/// `chomp solve --engine box`, tall against wide, 2026-12-07): with
+/// `--check-samples 0` 40×6 3.3×, 120×4 2.5×, 200×4 6.2×; with the check
+/// 255×4 123.6 s against 18.5 s (its sieve about 12×); 20×10 about 1.0×
+/// (bench/runs/2026-12-07-kvm-2core/thin-boxes.md).
+const BOX_TALL_SLOWDOWN: f64 = 0.55;
 
 /// [`box_positions_per_core`] of a box whose shorter side is 4.
 const BOX_RATE_AT_4: f64 = 2.6e7;
@@ -666,6 +677,18 @@ mod tests {
         let seconds: f64 = levels.iter().map(|l| l.seconds).sum();
         let measured = 426.0;
         assert!((measured / 2.0..=measured * 2.0).contains(&seconds), "10x45 priced {seconds:.0} s");
+    }
+
+    /// 255×4, the transpose of 4×255, took 123.6 s of user CPU on 2
+    /// threads (18.5 s for 4×255): priced within 2× of half that, and
+    /// above the wide box's price.
+    #[test]
+    fn a_tall_box_is_priced_above_its_wide_transpose() {
+        let price = |r, c| box_price(r, c, Holding::SOLO).1.iter().map(|l| l.seconds).sum::<f64>();
+        let (tall, wide) = (price(255, 4), price(4, 255));
+        let measured = 123.6 / 2.0;
+        assert!((measured / 2.0..=measured * 2.0).contains(&tall), "255x4 priced {tall:.0} s");
+        assert!(tall > 2.0 * wide, "255x4 {tall:.0} s against 4x255 {wide:.0} s");
     }
 
     #[test]

@@ -120,14 +120,51 @@ fn a_run_of_three_rows_of_255_on_three_processes_passes_its_checks() {
     }
 }
 
-/// 4×255 and 255×4 (1.9·10⁸ positions each): a few minutes on two cores,
-/// run by `cargo test --release --test it box_edge -- --ignored`.
+/// 4×255 and 255×4 (1.9·10⁸ positions each) in memory, both with the box
+/// engine: a few minutes on two cores (the tall one most of them), run by
+/// `cargo test --release --test it box_edge -- --ignored`.
 #[test]
 #[ignore]
 fn four_rows_of_255_lose_as_counted() {
     let want = few_row_losses(4, 255);
     assert_eq!(engine_losses(4, 255), want, "4x255 box, level by level");
     assert_eq!(engine_losses(255, 4), want, "255x4 box, level by level");
+}
+
+/// 4×255 through `chomp solve` (the box engine, its check on a small
+/// sample) and 255×4 (the few-row engine, which `solve` picks: the box
+/// engine prices a tall box several times its transpose), level by level
+/// against the independent count.
+#[test]
+fn four_rows_of_255_solve_as_counted_both_ways() {
+    let want = few_row_losses(4, 255);
+    let dir = tempfile::tempdir().unwrap();
+    for (rows, cols, few_row) in [(4u32, 255u32, false), (255, 4, true)] {
+        let (out, json) = (dir.path().join(format!("{rows}x{cols}")), dir.path().join(format!("{rows}x{cols}.json")));
+        let (r, c) = (rows.to_string(), cols.to_string());
+        let args = [
+            "solve",
+            "--rows",
+            &r,
+            "--cols",
+            &c,
+            "--check-samples",
+            "8",
+            "--out",
+            out.to_str().unwrap(),
+            "--report-json",
+            json.to_str().unwrap(),
+        ];
+        let run = crate::common::chomp(&args);
+        crate::common::assert_ok(&run, &format!("{rows}x{cols}"));
+        // The engine that wrote it: its prefix table, or the box engine's level tables.
+        assert_eq!(out.join(chomp_tables::fewrow::files::TABLE).is_file(), few_row, "{rows}x{cols}");
+        assert_eq!(out.join("losses").is_dir(), !few_row, "{rows}x{cols}");
+        let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let mut got = vec![0u64];
+        got.extend(report["levels"].as_array().unwrap().iter().map(|l| l["losses"].as_u64().unwrap()));
+        assert_eq!(got, want, "{rows}x{cols}, level by level");
+    }
 }
 
 /// Past the box engine's sides: `solve` without `--engine` takes 2×256,

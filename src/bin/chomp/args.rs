@@ -58,11 +58,11 @@ pub enum Command {
         /// The engine. `box`: one bit per position, level by level, writing the
         /// level tables every reader answers from. `few-row`: a box with at most 8 rows
         /// (or 8 columns) and up to 65,535 on the other side, one entry per prefix of
-        /// all rows but the last; writes its prefix table (fewrow.prefixes) and
+        /// all rows but the last; writes its prefix table (fewrow.table) and
         /// levels.csv, resumes from its checkpoint, and --report-json gives the same levels.
         /// Without it: the few-row engine for a box (losses only) that the box engine
         /// cannot take (a side over 255) or that the dry runs price at under half the box
-        /// engine's time when that is a minute or more; otherwise the box engine.
+        /// engine's time when that is half a minute or more; otherwise the box engine.
         /// --dry-run says which and why.
         #[arg(long, value_enum)]
         engine: Option<Engine>,

@@ -576,9 +576,9 @@ pub fn bench_box(rows: u32, cols: u32, repeat: u32) -> anyhow::Result<ExitCode> 
 
 /// The box engine's estimate above which `chomp solve` (no `--engine`)
 /// takes the few-row engine where that is at least twice as fast: below
-/// it both take a minute or less, and the box engine's level tables serve
-/// every reader.
-const PICK_SECONDS: f64 = 60.0;
+/// it both take half a minute or less, and the box engine's level tables
+/// serve every reader (the JavaScript one too).
+const PICK_SECONDS: f64 = 30.0;
 
 /// The engine `chomp solve` uses when `--engine` is not given, and why, in
 /// one line: the few-row engine for a box (losses only, one process) that
