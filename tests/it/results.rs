@@ -604,3 +604,21 @@ fn published_thin_boxes_agree_with_boxes_csv() {
     let positions = chomp_tables::read::openings::binomial(20003, 3).unwrap() - 1;
     assert!(boxes.lines().any(|l| l == format!("3,20000,{positions},68653702")), "boxes.csv's 3x20000 row");
 }
+
+/// The published few-row manifest of the 4×3000 box reads as one (format,
+/// checksum, counts), lists the table README names, and agrees with
+/// `boxes.csv`'s row and `box-4x3000-levels.csv`.
+#[test]
+fn the_published_few_row_manifest_agrees_with_boxes_csv() {
+    let m = chomp_tables::fewrow::FewRowManifest::read_file(&results().join("fewrow-4x3000-manifest.json")).unwrap();
+    assert_eq!((m.universe.rows, m.universe.cols), (4, 3000));
+    let text = std::fs::read_to_string(results().join("boxes.csv")).unwrap();
+    let row = text.lines().find(|l| l.starts_with("4,3000,")).expect("boxes.csv's 4x3000 row");
+    assert_eq!(row, format!("4,3000,{},{}", m.positions, m.losses));
+    let levels = std::fs::read(results().join("box-4x3000-levels.csv")).unwrap();
+    let entry = &m.files["levels.csv"];
+    assert_eq!((levels.len() as u64, sha256_hex(&levels)), (entry.bytes, entry.sha256.clone()), "the levels file is the run's");
+    let table = &m.files[chomp_tables::fewrow::files::TABLE];
+    let readme = std::fs::read_to_string(results().join("README.md")).unwrap();
+    assert!(readme.contains(&table.sha256), "README names the table's SHA-256");
+}
