@@ -43,6 +43,7 @@ mod out {
 
 mod args;
 mod census;
+mod engine;
 mod export;
 mod fewrow;
 mod nd;
@@ -173,7 +174,7 @@ fn dispatch(cmd: Command, comm: &dyn Comm) -> anyhow::Result<ExitCode> {
             let engine = match engine {
                 Some(e) => e,
                 None => {
-                    let (e, why) = solve::pick_engine(&plan, &out, &run, comm);
+                    let (e, why) = engine::pick_engine(&plan, &out, &run, comm);
                     if comm.is_root() && (run.dry_run || (e == Engine::FewRow && !run.quiet)) {
                         progress!("engine: {why}");
                     }
