@@ -406,25 +406,29 @@ fn readme_disk_figures_are_the_published_manifests() {
     }
 }
 
-/// The README's table of every 10 tiles is `results/summary.csv`'s rows.
+/// The table of levels of the README and of `results/README.md` is
+/// `results/summary.csv`'s rows.
 #[test]
 fn readme_table_of_levels_is_the_published_summary() {
     let summary = std::fs::read_to_string(results().join("summary.csv")).unwrap();
     let rows: HashMap<&str, Vec<&str>> = summary.lines().skip(1).map(|l| (l.split(',').next().unwrap(), l.split(',').collect())).collect();
-    let readme = readme();
-    let table = readme.split("| tiles | positions | losses | losses (%) |").nth(1).expect("the README's table of levels");
-    let mut seen = 0;
-    for line in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
-        let cells: Vec<String> = line.split('|').map(|c| c.trim().replace(',', "")).filter(|c| !c.is_empty()).collect();
-        let row = rows.get(cells[0].as_str()).unwrap_or_else(|| panic!("level {} is not in results/summary.csv", cells[0]));
-        assert_eq!(&cells[1..3], &row[1..3], "level {}: positions and losses", cells[0]);
-        let percent: f64 = row[3].parse().unwrap();
-        let ratio: f64 = row[4].parse().unwrap();
-        assert_eq!(cells[3], format!("{percent:.3}"), "level {}: losses (%)", cells[0]);
-        assert_eq!(cells[4], format!("{ratio:.4}"), "level {}: the ratio", cells[0]);
-        seen += 1;
+    for path in ["README.md", "results/README.md"] {
+        let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+        let table =
+            readme.split("| tiles | positions | losses | losses (%) |").nth(1).unwrap_or_else(|| panic!("{path}'s table of levels"));
+        let mut seen = 0;
+        for line in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
+            let cells: Vec<String> = line.split('|').map(|c| c.trim().replace(',', "")).filter(|c| !c.is_empty()).collect();
+            let row = rows.get(cells[0].as_str()).unwrap_or_else(|| panic!("{path}: level {} is not in results/summary.csv", cells[0]));
+            assert_eq!(&cells[1..3], &row[1..3], "{path}, level {}: positions and losses", cells[0]);
+            let percent: f64 = row[3].parse().unwrap();
+            let ratio: f64 = row[4].parse().unwrap();
+            assert_eq!(cells[3], format!("{percent:.3}"), "{path}, level {}: losses (%)", cells[0]);
+            assert_eq!(cells[4], format!("{ratio:.4}"), "{path}, level {}: the ratio", cells[0]);
+            seen += 1;
+        }
+        assert!(seen >= 15, "{seen} rows in {path}'s table of levels");
     }
-    assert!(seen >= 15, "{seen} rows in the README's table of levels");
 }
 
 /// The README's list of what the main job writes names every file a run
@@ -443,6 +447,356 @@ fn readme_names_every_file_of_a_run() {
         };
         assert!(named, "the README's list of the files in out/default does not name {name}: {list}");
     }
+}
+
+/// A document of the repository with every run of whitespace made one
+/// space, so that a figure's sentence may wrap anywhere.
+fn doc_text(path: &str) -> String {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A figure as the documents write it, parsed: the digits of its mantissa
+/// (`"5.38"`, `"-1.00"`, `"1825627339"`), their decimals and the power of
+/// ten (`5.38·10¹¹`, `−1.00·10⁻⁴`); a whole number's thousands separators
+/// must be every three digits. `None` for a word that is no figure.
+fn doc_number(word: &str) -> Option<(String, usize, i32)> {
+    let word = word.replace('−', "-");
+    let (mantissa, exponent) = match word.split_once("·10") {
+        Some((m, e)) => {
+            let sup = |c: char| "⁰¹²³⁴⁵⁶⁷⁸⁹".chars().position(|d| d == c).map(|d| char::from(b'0' + d as u8));
+            let e: String = e.chars().map(|c| if c == '⁻' { Some('-') } else { sup(c) }).collect::<Option<_>>()?;
+            (m.to_string(), e.parse().ok()?)
+        }
+        None => (word.clone(), 0),
+    };
+    let (whole, decimals) = mantissa.split_once('.').unwrap_or((&mantissa, "0"));
+    let digits = whole.trim_start_matches('-');
+    let groups: Vec<&str> = digits.split(',').collect();
+    let grouped = groups.len() == 1 || (!groups[0].is_empty() && groups[0].len() <= 3 && groups[1..].iter().all(|g| g.len() == 3));
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !grouped || !groups.iter().all(|g| all_digits(g)) || !all_digits(decimals) {
+        return None;
+    }
+    Some((mantissa.replace(',', ""), if mantissa.contains('.') { decimals.len() } else { 0 }, exponent))
+}
+
+/// The first `n` figures of `doc` (a [`doc_text`]) after `anchor`, the
+/// words around them skipped (`20×20`, `losses`; a range `90–150` is two).
+fn doc_figures<'a>(doc: &'a str, path: &str, anchor: &str, n: usize) -> Vec<&'a str> {
+    let at = doc
+        .find(anchor)
+        .unwrap_or_else(|| panic!("{path} no longer says {anchor:?}: say the figure there again, or point this test at its new words"));
+    let figures: Vec<&str> = doc[at + anchor.len()..]
+        .split([' ', '–'])
+        .map(|w| w.trim_matches(|c: char| "()*,;:%.".contains(c)))
+        .filter(|w| doc_number(w).is_some())
+        .take(n)
+        .collect();
+    assert_eq!(figures.len(), n, "{path}: {n} figures after {anchor:?}");
+    figures
+}
+
+/// Checks that `quoted` is `value` as written: exactly for a whole number,
+/// else rounded to the digits of its mantissa.
+fn assert_doc_figure(path: &str, quoted: &str, value: f64, what: &str) {
+    let (mantissa, decimals, exponent) = doc_number(quoted).unwrap_or_else(|| panic!("{path}: {quoted:?} is not a figure"));
+    let written = format!("{:.*}", decimals, value / 10f64.powi(exponent));
+    assert_eq!(written, mantissa, "{path} says {quoted} for {what}, which is {value} in results/");
+}
+
+/// `results/summary.csv`'s levels (positions, losses, the two ratios written there).
+fn published_levels() -> Vec<chomp_tables::report::LevelStats> {
+    counts_in_order(&std::fs::read_to_string(results().join("summary.csv")).unwrap())
+        .into_iter()
+        .map(|(tiles, positions, losses)| chomp_tables::report::LevelStats { tiles, positions, losses, ..Default::default() })
+        .collect()
+}
+
+/// (tiles, positions, losses) of a CSV whose first three columns are those, in its order.
+fn counts_in_order(text: &str) -> Vec<(u32, u64, u64)> {
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap())
+        })
+        .collect()
+}
+
+/// The totals the README, `results/README.md` and `docs/cluster.md` quote
+/// from `results/summary.csv`: its last level, the positions and losses of
+/// all levels and of the last, its share of losses and ratio, the trend of
+/// the ratio from 90 tiles on (what `chomp summary` prints).
+#[test]
+fn documented_totals_are_the_published_summary() {
+    use chomp_tables::report::summary::ratio_trend;
+    let levels = published_levels();
+    assert!(levels.iter().enumerate().all(|(i, l)| l.tiles == i as u32 + 1), "levels 1, 2, 3 … in results/summary.csv");
+    let last = levels.last().unwrap();
+    let top = last.tiles;
+    let level = |n: u32| &levels[n as usize - 1];
+    let positions = |to: u32| levels.iter().take(to as usize).map(|l| l.positions).sum::<u64>() as f64;
+    let losses: u64 = levels.iter().map(|l| l.losses).sum();
+    let trend = ratio_trend(&levels, 90).unwrap();
+
+    let path = "README.md";
+    let readme = doc_text(path);
+    let figures = doc_figures(&readme, path, "- every loss to **", 5);
+    assert_eq!([figures[0], figures[3]], [top.to_string(), top.to_string()], "{path}: the last level, {figures:?}");
+    assert_doc_figure(path, figures[1], positions(top), "the positions of all levels");
+    assert!(readme.contains(&format!("{} billion in level {top}, ", figures[2])), "{path}: {} billion in level {top}", figures[2]);
+    assert_doc_figure(path, figures[2], last.positions as f64 / 1e9, &format!("billions of positions in level {top}"));
+    assert_doc_figure(path, figures[4], losses as f64, "the losses of all levels");
+    let ratio = doc_figures(&readme, path, "keeps falling past 90 tiles (", 2);
+    assert_eq!(ratio[1], top.to_string(), "{path}: the ratio at the last level");
+    assert_doc_figure(path, ratio[0], last.conjecture_ratio(), &format!("the ratio at {top} tiles"));
+    let rare = doc_figures(&readme, path, "Losses are rare (", 2);
+    let at: u32 = rare[1].parse().unwrap();
+    assert_doc_figure(path, rare[0], level(at).loss_percent(), &format!("the share of losses at {at} tiles"));
+    let slope = doc_figures(&readme, path, "a least-squares line through levels ", 4);
+    assert_eq!(slope[..2], ["90", &top.to_string()][..], "{path}: {slope:?}");
+    assert_doc_figure(path, slope[2], trend.slope, "the slope of the ratio's trend");
+    assert_doc_figure(path, slope[3], trend.slope_error, "the standard error of that slope");
+
+    let path = "results/README.md";
+    let results_readme = doc_text(path);
+    let share = doc_figures(&results_readme, path, "The share of losing positions keeps falling slowly (", 2);
+    assert_eq!(share[1], top.to_string(), "{path}: {share:?}");
+    assert_doc_figure(path, share[0], last.loss_percent(), &format!("the share of losses at {top} tiles"));
+    let ratio = doc_figures(&results_readme, path, "past about 90 tiles it falls steadily, ", 2);
+    assert_eq!(ratio[1], top.to_string(), "{path}: {ratio:?}");
+    assert_doc_figure(path, ratio[0], last.conjecture_ratio(), &format!("the ratio at {top} tiles"));
+    let fit = doc_figures(&results_readme, path, "A least-squares line through levels ", 6);
+    assert_eq!(fit[..2], ["90", &top.to_string()][..], "{path}: {fit:?}");
+    assert_doc_figure(path, fit[2], trend.slope, "the slope of the ratio's trend");
+    assert_doc_figure(path, fit[3], trend.slope_error, "the standard error of that slope");
+    assert_eq!(fit[5], top.to_string(), "{path}: {fit:?}");
+    assert_doc_figure(path, fit[4], trend.at(top as f64), &format!("the trend's line at {top} tiles"));
+
+    // The marks of a run to N tiles: about Σ p(m), m ≤ N; past the levels
+    // published, p(m) by Euler's recurrence.
+    let path = "docs/cluster.md";
+    let cluster = doc_text(path);
+    let sums = doc_figures(&cluster, path, "about one per position of all levels (`Σ p(m)`): ", 12);
+    let mut p = vec![1u64];
+    for n in 1..=sums.chunks(2).map(|pair| pair[1].parse::<i64>().unwrap()).max().unwrap() {
+        let (mut sum, mut k) = (0i64, 1i64);
+        while k * (3 * k - 1) / 2 <= n {
+            let sign = if k % 2 == 1 { 1 } else { -1 };
+            for g in [k * (3 * k - 1) / 2, k * (3 * k + 1) / 2].into_iter().filter(|&g| g <= n) {
+                sum += sign * p[(n - g) as usize] as i64;
+            }
+            k += 1;
+        }
+        p.push(sum as u64);
+    }
+    assert!(levels.iter().all(|l| l.positions == p[l.tiles as usize]), "results/summary.csv's positions are p(n)");
+    for pair in sums.chunks(2) {
+        let to: usize = pair[1].parse().unwrap();
+        assert_doc_figure(path, pair[0], p[1..=to].iter().sum::<u64>() as f64, &format!("the positions to {to} tiles"));
+    }
+}
+
+/// The boxes the documents quote from `results/boxes.csv`: the README's
+/// 21×21 and 20×20, `docs/math.md`'s 21×21, the guide's 10×42 (its
+/// estimate line) and `results/README.md`'s 21×21 and table of boxes.
+#[test]
+fn documented_boxes_are_boxes_csv() {
+    let text = std::fs::read_to_string(results().join("boxes.csv")).unwrap();
+    let boxes: HashMap<(u32, u32), (u64, u64)> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<u64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+            ((f[0] as u32, f[1] as u32), (f[2], f[3]))
+        })
+        .collect();
+    let row = |r: u32, c: u32| boxes.get(&(r, c)).copied().unwrap_or_else(|| panic!("no {r}x{c} row in results/boxes.csv"));
+    let ((p21, l21), (_, l20), (p10x42, _)) = (row(21, 21), row(20, 20), row(10, 42));
+
+    let path = "README.md";
+    let readme = doc_text(path);
+    let figures = doc_figures(&readme, path, "the **21×21 box** solved for the first time (", 2);
+    assert!(readme.contains(&format!("({} losses among {} positions)", figures[0], figures[1])), "{path}: {figures:?}");
+    assert_doc_figure(path, figures[0], l21 as f64, "the 21×21 box's losses");
+    assert_doc_figure(path, figures[1], p21 as f64, "the 21×21 box's positions");
+    let figures = doc_figures(&readme, path, "the 20×20 box (", 1);
+    assert_doc_figure(path, figures[0], l20 as f64, "the 20×20 box's losses");
+
+    let path = "docs/math.md";
+    assert_doc_figure(path, doc_figures(&doc_text(path), path, "21×21 box (", 1)[0], l21 as f64, "the 21×21 box's losses");
+
+    let path = "docs/guide.md";
+    let guide = doc_text(path);
+    let figures = doc_figures(&guide, path, "(`solving the 10x42 box: ", 1);
+    assert_doc_figure(path, figures[0], p10x42 as f64, "the 10×42 box's positions");
+
+    let path = "results/README.md";
+    let results_readme = doc_text(path);
+    let figures = doc_figures(&results_readme, path, "the **21×21** box, losses (", 1);
+    assert_doc_figure(path, figures[0], p21 as f64, "the 21×21 box's positions");
+    let raw = std::fs::read_to_string(results().join("README.md")).unwrap();
+    let table = raw.split("| box | positions | losses | losses (%) |\n").nth(1).expect("results/README.md's table of boxes");
+    let mut seen = 0;
+    for line in table.lines().skip(1).take_while(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.split('|').map(|c| c.trim().trim_matches('*')).filter(|c| !c.is_empty()).collect();
+        let (r, c) = cells[0].split_once('×').unwrap_or_else(|| panic!("{path}: {line}"));
+        let (positions, losses) = row(r.parse().unwrap(), c.parse().unwrap());
+        assert_doc_figure(path, cells[1], positions as f64, &format!("the {r}×{c} box's positions"));
+        assert_doc_figure(path, cells[2], losses as f64, &format!("the {r}×{c} box's losses"));
+        assert_doc_figure(path, cells[3], 100.0 * losses as f64 / positions as f64, &format!("the {r}×{c} box's share of losses"));
+        seen += 1;
+    }
+    assert!(seen >= 13, "{path}: {seen} rows in the table of boxes");
+}
+
+/// A count written as a word (`one`) or in digits (`21`).
+fn doc_count(word: &str) -> Option<usize> {
+    let words = ["none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+    words.iter().position(|w| *w == word).or_else(|| word.replace(',', "").parse().ok())
+}
+
+/// The census as `results/README.md` counts it (its rectangles, and how
+/// many have one, two and three winning moves) and as the README names
+/// 10×42's: the data rows of `results/rectangle-openings-census.csv`, so
+/// that the file and the words grow together.
+#[test]
+fn documented_census_counts_are_the_census_file() {
+    use chomp_tables::read::openings::parse_openings_csv;
+    let text = std::fs::read_to_string(results().join("rectangle-openings-census.csv")).unwrap();
+    let rows = text.lines().skip(1).filter(|l| !l.trim().is_empty()).count();
+    let census = parse_openings_csv(&text).unwrap();
+    assert_eq!(census.len(), rows, "every data row a rectangle");
+    let with = |k: usize| census.iter().filter(|o| o.winning_moves.len() == k).collect::<Vec<_>>();
+
+    let path = "results/README.md";
+    let doc = doc_text(path);
+    let anchor = "(a taller rectangle's moves are its transpose's, turned): ";
+    let figures = doc_figures(&doc, path, anchor, 1);
+    assert!(doc.contains(&format!("{anchor}{} rectangles,", figures[0])), "{path}: {figures:?}");
+    assert_doc_figure(path, figures[0], rows as f64, "the rectangles of the census (its data rows)");
+    // "N of its M rectangles have one winning move, K two, one three (10×42), and 1×1 none."
+    let anchor = " rectangles have one winning move, ";
+    let at = doc.find(anchor).unwrap_or_else(|| panic!("{path} no longer says {anchor:?}"));
+    let before: Vec<&str> = doc[..at].rsplit(' ').take(4).collect();
+    assert_eq!(before[1..3], ["its", "of"], "{path}: {before:?}");
+    assert_doc_figure(path, before[0], rows as f64, "the rectangles of the census (its data rows)");
+    assert_doc_figure(path, before[3], with(1).len() as f64, "the rectangles with one winning move");
+    let after: Vec<&str> = doc[at + anchor.len()..].split(['.', ';']).next().unwrap().split(", ").collect();
+    for part in &after {
+        let part = part.trim_start_matches("and ");
+        let (count, rest) = part.split_once(' ').unwrap_or_else(|| panic!("{path}: {after:?}"));
+        let (how_many, named) = rest.split_once(" (").map_or((rest, None), |(w, n)| (w, Some(n.trim_end_matches(')'))));
+        let moves = doc_count(how_many).unwrap_or_else(|| panic!("{path}: {part:?}"));
+        let those = with(moves);
+        let names: Vec<String> = those.iter().map(|o| format!("{}×{}", o.rows, o.cols)).collect();
+        match doc_count(count) {
+            Some(n) => assert_eq!(n, those.len(), "{path}: {part:?}; the census has {} rectangles with {moves} winning moves", those.len()),
+            // `1×1 none`: the rectangles named instead of counted.
+            None => assert_eq!(count.split('/').collect::<Vec<_>>(), names, "{path}: {part:?}"),
+        }
+        if let Some(named) = named {
+            assert_eq!(named.split(", ").collect::<Vec<_>>(), names, "{path}: {part:?}");
+        }
+    }
+    let listed: usize = after.len() + 1;
+    assert!((0..=10).filter(|&k| !with(k).is_empty()).count() <= listed, "{path}: {after:?} leaves out some counts of winning moves");
+
+    let path = "README.md";
+    let readme = doc_text(path);
+    let anchor = "10×42 (exactly ";
+    let at = readme.find(anchor).unwrap_or_else(|| panic!("{path} no longer says {anchor:?}")) + anchor.len();
+    let moves = doc_count(readme[at..].split(' ').next().unwrap()).unwrap();
+    let ten = census.iter().find(|o| (o.rows, o.cols) == (10, 42)).unwrap();
+    assert_eq!(moves, ten.winning_moves.len(), "{path}: 10×42's winning first moves");
+}
+
+/// The guide's sample progress line of the default job (level 70 of 90)
+/// is that level's row of `results/summary.csv`.
+#[test]
+fn guide_progress_line_is_the_published_summary() {
+    let path = "docs/guide.md";
+    let doc = doc_text(path);
+    let figures = doc_figures(&doc, path, "level 70/90: ", 4);
+    let row: Vec<String> = std::fs::read_to_string(results().join("summary.csv"))
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("70,"))
+        .unwrap()
+        .split(',')
+        .map(String::from)
+        .collect();
+    // tiles,positions,losses,loss_percent,conjecture_ratio,max_grundy
+    assert_doc_figure(path, figures[0], row[1].parse().unwrap(), "the positions of level 70");
+    assert_doc_figure(path, figures[1], row[2].parse().unwrap(), "the losses of level 70");
+    assert_doc_figure(path, figures[2], row[3].parse().unwrap(), "the share of losses of level 70");
+    assert_eq!(figures[3], row[5], "{path}: the largest Grundy value of level 70");
+    assert!(doc.contains(&format!("grundy max {} (", figures[3])), "{path}: {figures:?}");
+}
+
+/// The default job's time is said alike wherever it is said: the range of
+/// the README's table of the main jobs (its wall on 2 cores, and with the
+/// cores shared, in whole seconds) in the README's first lines, the guide's
+/// list of jobs and the job file's comment.
+#[test]
+fn default_job_time_is_said_alike() {
+    let readme = readme();
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| ") && l.contains("`chomp run` (`jobs/default.toml`)"))
+        .expect("the README's row of the default job");
+    // | job | command | wall | CPU | peak memory | disk | measured |
+    let wall = row.split('|').map(str::trim).nth(3).unwrap();
+    let seconds: Vec<f64> = wall.split(' ').filter_map(|w| w.parse().ok()).collect();
+    assert_eq!(seconds.len(), 2, "the README's wall of the default job: {wall:?}");
+    let range = format!("{:.0}–{:.0} s on 2 cores", seconds[0], seconds[1]);
+    for (path, context) in [
+        ("README.md", "the main job, built in: losses to 90 tiles, Grundy values to 70, into out/default ("),
+        ("docs/guide.md", "| `jobs/default.toml` | losses to 90 tiles, Grundy values to 70 ("),
+        ("jobs/default.toml", "# The default job: every losing position to 90 tiles and Grundy values to # 70 tiles, "),
+    ] {
+        let doc = doc_text(path);
+        assert!(doc.contains(&format!("{context}{range}")), "{path} should say {range:?} after {context:?} (the README's table: {wall})");
+    }
+}
+
+/// The README's estimate of `chomp run jobs/frontier.toml` (its time and
+/// peak memory) is what that dry run prints, on the project's machine: 2
+/// threads, and memory enough for the plan to need no window.
+#[test]
+fn readme_frontier_estimate_is_the_dry_run() {
+    let readme = readme();
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| ") && l.contains("| `chomp run jobs/frontier.toml` |"))
+        .expect("the README's row of jobs/frontier.toml");
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    // | job | command | wall | CPU | peak memory | disk | measured |
+    let (wall, memory) = (cells[3], cells[5]);
+    // The job file in a folder of its own, so that its out/ holds no earlier run.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("jobs")).unwrap();
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs/frontier.toml"), tmp.path().join("jobs/frontier.toml")).unwrap();
+    let out = std::process::Command::new(crate::common::binary::BIN)
+        .args(["run", "jobs/frontier.toml", "--dry-run", "--max-memory", "24G"])
+        .current_dir(tmp.path())
+        .env("RAYON_NUM_THREADS", "2")
+        .output()
+        .unwrap();
+    crate::common::assert_ok(&out, "chomp run jobs/frontier.toml --dry-run");
+    assert!(!tmp.path().join("out").exists(), "the dry run wrote out/");
+    let stderr = crate::common::text(&out.stderr);
+    let first = stderr.lines().next().unwrap_or("");
+    // estimate for levels 1..=110 on 2 threads: 2 min, peak memory 1.50 GiB, disk 329.0 MiB (rough: ...)
+    let (time, rest) = first
+        .strip_prefix("estimate for levels 1..=110 on 2 threads: ")
+        .and_then(|r| r.split_once(", peak memory "))
+        .unwrap_or_else(|| panic!("the dry run's first line: {first}"));
+    let peak = rest.split_once(", disk ").unwrap().0;
+    assert!(!stderr.contains("windows of mark bits"), "the plan opens windows: {stderr}");
+    assert!(wall.starts_with(&format!("about {time} (estimate")), "README says {wall:?} for jobs/frontier.toml; its dry run: {time}");
+    assert!(memory.starts_with(&format!("{peak} (estimate")), "README says {memory:?} for jobs/frontier.toml; its dry run: {peak}");
 }
 
 /// The 4×3000 box's losses level by level (the few-row engine's
