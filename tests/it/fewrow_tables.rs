@@ -72,6 +72,32 @@ fn the_reader_answers_as_brute_force_in_both_orientations() {
     }
 }
 
+/// A position whose children fall in hundreds of blocks (blocks of 26
+/// entries) has them read on several threads: the answers of the engine's
+/// own table.
+#[test]
+fn children_in_many_blocks_answer_as_the_engines_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("4x200");
+    let t = write(&d, 4, 200, 56);
+    let r = FewRowDir::open(&d).unwrap();
+    for p in [[200u32, 200, 200, 200], [200, 199, 130, 7], [145, 20, 20, 1], [200, 200, 1, 1]] {
+        let mut want = Vec::new();
+        for (a, &len) in p.iter().enumerate() {
+            for b in u32::from(a == 0)..len {
+                let child: Vec<u32> = p.iter().enumerate().map(|(i, &v)| if i >= a { v.min(b) } else { v }).filter(|&v| v > 0).collect();
+                if t.is_loss(&pos(&child)).unwrap() {
+                    want.push([a as u32, b]);
+                }
+            }
+        }
+        let got = r.answer_rows(&p).unwrap();
+        assert_eq!(got.winning_moves, want, "{p:?}");
+        assert_eq!(got.loss, t.is_loss(&pos(&p)).unwrap(), "{p:?}");
+        assert_eq!(got.loss, want.is_empty(), "{p:?}");
+    }
+}
+
 #[test]
 fn the_directory_holds_the_engines_entries_and_counts() {
     let dir = tempfile::tempdir().unwrap();
