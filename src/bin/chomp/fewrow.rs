@@ -20,13 +20,15 @@ const CHECKPOINT: &str = "fewrow.checkpoint";
 const READS_PER_SECOND: f64 = 4.0e8;
 /// CPU seconds per prefix of three and four rows (which carry their
 /// exclusion sets): 22 ns at 4×250, 33 ns at 4×500, 96 ns at 4×1000 (the
-/// sets outgrow the caches), about `33 ns · (n / 500)^1.5`; 33 ns at 3×3000.
+/// sets outgrow the caches), about `33 ns · (n / 500)^1.5` that far; then
+/// slower growth, 145 ns at 4×3000 (652 s of user CPU for 4.5·10⁹
+/// prefixes), about `96 ns · (n / 1000)^0.37`; 33 ns at 3×3000.
 fn seconds_per_prefix(k: u32, n: u32) -> f64 {
     let n = f64::from(n);
     if k == 3 {
         33e-9 * (n / 3000.0).max(1.0)
     } else {
-        33e-9 * (n / 500.0).powf(1.5).max(0.66)
+        (33e-9 * (n / 500.0).powf(1.5).max(0.66)).min(96e-9 * (n / 1000.0).powf(0.37))
     }
 }
 
@@ -49,7 +51,10 @@ pub struct Price {
 /// The few-row engine's price of `shape` (rough: from its measured rates).
 pub fn price(shape: FewRowBox, threads: usize, allowed: Option<u64>) -> Price {
     let (carry, bytes) = fewrow::carried_rows(shape, allowed);
-    let prefixes = shape.prefixes().map_or(f64::INFINITY, |p| p as f64);
+    let Some(prefixes) = shape.prefixes().map(|p| p as f64) else {
+        // Beyond counting (more than 2^64 prefixes): beyond any machine.
+        return Price { seconds: f64::INFINITY, bytes, carried: (carry, shape.k().saturating_sub(2) as usize) };
+    };
     let cpu = match shape.k() {
         1 | 2 => 0.0,
         3 | 4 => prefixes * seconds_per_prefix(shape.k(), shape.n()),
@@ -277,4 +282,30 @@ pub fn verify(dir: &Path, samples: u64, seed: u64, full: bool, max_memory: Optio
         t0.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 4×3000 box took 6 min 35 s on 2 threads (652 s of user CPU):
+    /// priced within 2× of that (the steeper curve of 4×500 to 4×1000
+    /// priced it 18 min).
+    #[test]
+    fn a_wide_four_row_box_is_priced_within_twice_its_run() {
+        let p = price(FewRowBox::new(4, 3000).unwrap(), 2, None).seconds;
+        assert!((395.0 / 2.0..=395.0 * 2.0).contains(&p), "4x3000 priced {p:.0} s");
+        // The curve is continuous where its two pieces meet.
+        let (below, above) = (seconds_per_prefix(4, 990), seconds_per_prefix(4, 1010));
+        assert!(below < above && above < below * 1.1, "{below} {above}");
+    }
+
+    /// A box of more prefixes than can be counted is priced beyond any
+    /// machine, in words (it printed "NaN h").
+    #[test]
+    fn a_box_beyond_counting_is_priced_beyond_any_machine() {
+        let p = price(FewRowBox::new(8, 65_535).unwrap(), 2, None);
+        assert!(p.seconds.is_infinite(), "{}", p.seconds);
+        assert_eq!(crate::solve::human_duration(p.seconds), "longer than can be counted");
+    }
 }

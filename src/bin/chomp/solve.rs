@@ -354,7 +354,9 @@ fn free_disk(path: &Path) -> Option<u64> {
 }
 
 pub(crate) fn human_duration(s: f64) -> String {
-    if s < 90.0 {
+    if !s.is_finite() {
+        "longer than can be counted".into()
+    } else if s < 90.0 {
         format!("{s:.0} s")
     } else if s < 5400.0 {
         format!("{:.0} min", s / 60.0)
