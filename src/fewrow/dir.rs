@@ -655,7 +655,8 @@ impl FewRowDir {
                     vec![read(&groups)]
                 } else {
                     std::thread::scope(|s| {
-                        let running: Vec<_> = groups.chunks(groups.len().div_ceil(threads)).map(|part| s.spawn(move || read(part))).collect();
+                        let running: Vec<_> =
+                            groups.chunks(groups.len().div_ceil(threads)).map(|part| s.spawn(move || read(part))).collect();
                         running.into_iter().map(|t| t.join().expect("a block reader")).collect()
                     })
                 };
