@@ -1824,7 +1824,7 @@ export class Tables {
 
 // Where the bytes come from: a local directory (Node), files in memory or
 // picked by the user (a Map, a directory handle); the helpers every source
-// shares. A web server: http.js.
+// shares. A web server: http.js; a packed site: pack.js.
 
 const isNode = typeof process !== "undefined" && process.versions != null && process.versions.node != null;
 
@@ -2029,9 +2029,9 @@ function dirHandleLookup(handle) {
 
 // ------------------------------------------------------------------ src/http.js
 
-// A table directory on a web server, read with HTTP Range requests (answers of
-// one range or multipart/byteranges), and a packed site (`chomp site --pack`):
-// the table files in one file, several ranges in one request.
+// A table directory on a web server, read with HTTP Range requests, and the
+// answers to them: one range (Content-Range) or several (multipart/byteranges,
+// which a packed site asks for: pack.js).
 
 /** A Content-Range value `bytes FIRST-LAST/TOTAL` (TOTAL may be `*`, then null); null if it is not one. */
 function contentRange(value) {
@@ -2186,6 +2186,14 @@ class HttpSource {
   }
 }
 
+// ------------------------------------------------------------------ src/pack.js
+
+// A packed site (`chomp site --pack`): the table files in one file,
+// tables.pack, at the offsets its index (site.json's `pack`) gives; the reads
+// a question issues together asked in one request of several ranges, and a
+// host that ignores Range (a 200 with the whole pack) answered from the pack
+// read whole once and kept.
+
 /** Most ranges asked in one request of a pack (a header line of about 2 KB). */
 export const PACK_RANGES = 96;
 
@@ -2332,6 +2340,25 @@ class PackSource {
   }
 }
 
+/**
+ * The source of a packed site: `pack` is site.json's entry ({file, files:
+ * {name: [offset, bytes]}}), checked and made the index; `src` the directory's
+ * source, which must be a web server's.
+ */
+function packSource(src, pack) {
+  if (!(src instanceof HttpSource) || !pack || typeof pack.file !== "string" || !pack.files || typeof pack.files !== "object") {
+    throw new ChompTablesError("openTables: pack is {file, files: {name: [offset, bytes]}} (site.json's) and needs a URL");
+  }
+  const index = new Map();
+  for (const [rel, at] of Object.entries(pack.files)) {
+    if (!Array.isArray(at) || at.length !== 2 || !at.every((v) => Number.isSafeInteger(v) && v >= 0)) {
+      throw new ChompTablesError(`openTables: pack.files[${JSON.stringify(rel)}] is not [offset, bytes]`);
+    }
+    index.set(rel, at);
+  }
+  return new PackSource(src, pack.file, index);
+}
+
 // ------------------------------------------------------------------ src/open.js
 
 // openTables: a source chosen from what it is given, the manifest read, pinned
@@ -2345,19 +2372,7 @@ export const DEFAULT_CONCURRENCY = 8;
 
 function makeSource(source, options, stats) {
   const src = makeDirSource(source, options, stats);
-  if (options.pack === undefined) return src;
-  const pk = options.pack;
-  if (!(src instanceof HttpSource) || !pk || typeof pk.file !== "string" || !pk.files || typeof pk.files !== "object") {
-    throw new ChompTablesError("openTables: pack is {file, files: {name: [offset, bytes]}} (site.json's) and needs a URL");
-  }
-  const index = new Map();
-  for (const [rel, at] of Object.entries(pk.files)) {
-    if (!Array.isArray(at) || at.length !== 2 || !at.every((v) => Number.isSafeInteger(v) && v >= 0)) {
-      throw new ChompTablesError(`openTables: pack.files[${JSON.stringify(rel)}] is not [offset, bytes]`);
-    }
-    index.set(rel, at);
-  }
-  return new PackSource(src, pk.file, index);
+  return options.pack === undefined ? src : packSource(src, options.pack);
 }
 
 function makeDirSource(source, options, stats) {

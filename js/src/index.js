@@ -20,7 +20,7 @@ export { crc32 } from "./bytes.js";
 export { parsePosition, conjugate } from "./position.js";
 export { Ranking } from "./ranking.js";
 export { SMALL_TABLE_BYTES, Tables } from "./tables.js";
-export { PACK_RANGES } from "./http.js";
+export { PACK_RANGES } from "./pack.js";
 export { DEFAULT_CACHE_BYTES, DEFAULT_CONCURRENCY, openTables } from "./open.js";
 import { xxh64, zstdOneFrame, zstdFrameInfo } from "./zstd.js";
 import { parseJson, canonicalJson } from "./json.js";

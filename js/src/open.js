@@ -5,7 +5,8 @@ import { ChompTablesError, TableError } from "./errors.js";
 import { sha256Hex } from "./bytes.js";
 import { parseManifest } from "./manifest.js";
 import { BlobSource, NodeDirSource, dirHandleLookup, isNode } from "./sources.js";
-import { HttpSource, PackSource } from "./http.js";
+import { HttpSource } from "./http.js";
+import { packSource } from "./pack.js";
 import { Tables } from "./tables.js";
 
 /** The default bound of the cache of decoded pages, blocks and tables: 64 MiB. */
@@ -16,19 +17,7 @@ export const DEFAULT_CONCURRENCY = 8;
 
 function makeSource(source, options, stats) {
   const src = makeDirSource(source, options, stats);
-  if (options.pack === undefined) return src;
-  const pk = options.pack;
-  if (!(src instanceof HttpSource) || !pk || typeof pk.file !== "string" || !pk.files || typeof pk.files !== "object") {
-    throw new ChompTablesError("openTables: pack is {file, files: {name: [offset, bytes]}} (site.json's) and needs a URL");
-  }
-  const index = new Map();
-  for (const [rel, at] of Object.entries(pk.files)) {
-    if (!Array.isArray(at) || at.length !== 2 || !at.every((v) => Number.isSafeInteger(v) && v >= 0)) {
-      throw new ChompTablesError(`openTables: pack.files[${JSON.stringify(rel)}] is not [offset, bytes]`);
-    }
-    index.set(rel, at);
-  }
-  return new PackSource(src, pk.file, index);
+  return options.pack === undefined ? src : packSource(src, options.pack);
 }
 
 function makeDirSource(source, options, stats) {

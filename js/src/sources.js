@@ -1,6 +1,6 @@
 // Where the bytes come from: a local directory (Node), files in memory or
 // picked by the user (a Map, a directory handle); the helpers every source
-// shares. A web server: http.js.
+// shares. A web server: http.js; a packed site: pack.js.
 
 import { TableError } from "./errors.js";
 
