@@ -45,7 +45,7 @@ pub enum ExportFormat {
 pub enum ExportError {
     /// More entries than the cap allows.
     #[error(
-        "the export would hold {entries} {what} (levels 1..={levels}), more than the cap of {cap}; \
+        "the export would hold {entries} {what} (levels 1 to {levels}), more than the cap of {cap}; \
          pass --max-entries {entries} to write it anyway{hint}"
     )]
     TooLarge {

@@ -168,7 +168,7 @@ fn check_files(dir: &TableDir, m: &Manifest, report: &mut VerifyReport) {
         }
     }
     if m.levels.len() != m.levels_complete as usize || m.levels.iter().enumerate().any(|(i, l)| l.tiles != i as u32 + 1) {
-        report.failures.push(format!("{}: level statistics do not cover levels 1..={}", manifest_path.display(), m.levels_complete));
+        report.failures.push(format!("{}: level statistics do not cover levels 1 to {}", manifest_path.display(), m.levels_complete));
     }
     if m.complete {
         for (name, text) in TableDir::summary_files(&m.levels, m.grundy_max_tiles > 0) {

@@ -212,7 +212,7 @@ impl Manifest {
         if m.levels.len() != m.levels_complete as usize || m.levels.iter().enumerate().any(|(i, l)| l.tiles != i as u32 + 1) {
             return Err(ManifestError::Invalid {
                 path: path.display().to_string(),
-                what: format!("level statistics do not cover levels 1..={}", m.levels_complete),
+                what: format!("level statistics do not cover levels 1 to {}", m.levels_complete),
             });
         }
         if let Err(what) = m.check_shards() {

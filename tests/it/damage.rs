@@ -119,13 +119,13 @@ fn verify_full_proves_the_levels_and_finds_consistent_damage() {
     chomp_solve(&clean, &["--max-tiles", "36", "--grundy-max-tiles", "30", "--quiet"]);
     let out = chomp(&["verify", "--tables", clean.to_str().unwrap(), "--full"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && text.starts_with("ok:") && text.contains("levels 1..=36 proven from the smaller ones"), "{text}");
+    assert!(out.status.success() && text.starts_with("ok:") && text.contains("levels 1 to 36 proven from the smaller ones"), "{text}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().filter(|l| l.starts_with("proof: level")).count(), 36, "{err}");
     // Its dry run says what it will cost, and proves nothing.
     let out = chomp(&["verify", "--tables", clean.to_str().unwrap(), "--full", "--dry-run"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && text.starts_with("the proof of levels 1..=36 on ") && out.stderr.is_empty(), "{text}");
+    assert!(out.status.success() && text.starts_with("the proof of levels 1 to 36 on ") && out.stderr.is_empty(), "{text}");
     // In windows (the marks of a few levels at a time, the stored losses
     // pushed into each window as it opens): the same proof.
     let out = chomp(&["verify", "--tables", clean.to_str().unwrap(), "--full", "--samples", "0", "--max-memory", "12K"]);

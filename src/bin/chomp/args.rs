@@ -25,7 +25,7 @@ pub struct Cli {
 pub enum Command {
     /// Compute every level of a universe into a table directory (resumes an interrupted run).
     Solve {
-        /// Largest tile count (levels 1..=N).
+        /// Largest tile count (levels 1 to N).
         #[arg(long, value_name = "N")]
         max_tiles: Option<u32>,
         /// Only positions with at most R rows (with --cols: a box).
@@ -34,7 +34,7 @@ pub enum Command {
         /// Only positions with at most C columns.
         #[arg(long, value_name = "C")]
         cols: Option<u32>,
-        /// Also compute Grundy values for levels 1..=M (M <= N).
+        /// Also compute Grundy values for levels 1 to M (M <= N).
         #[arg(long, value_name = "M")]
         grundy_max_tiles: Option<u32>,
         /// Grundy values for every level of the universe.
@@ -353,10 +353,10 @@ Example: chomp census --box 3x20000,4x3000,5x500 --include results/rectangle-ope
     },
     /// Time the engine on real levels (in a temporary directory) and report throughput and memory.
     Bench {
-        /// Losses for levels 1..=N.
+        /// Losses for levels 1 to N.
         #[arg(long, value_name = "N", default_value_t = 80)]
         max_tiles: u32,
-        /// Grundy values for levels 1..=M.
+        /// Grundy values for levels 1 to M.
         #[arg(long, value_name = "M", default_value_t = 0)]
         grundy_max_tiles: u32,
         /// Working directory for the temporary tables (default: the system temp dir).

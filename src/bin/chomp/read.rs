@@ -299,7 +299,7 @@ pub fn verify_dry_run(dir: &Path, max_memory: Option<u64>) -> anyhow::Result<Exi
     let seconds: f64 = est.iter().map(|e| e.seconds).sum();
     let peak = est.iter().map(|e| e.memory).max().unwrap_or(0);
     println!(
-        "the proof of levels 1..={} on {threads} threads: about {}, peak memory {} (rough: the estimate of the run it repeats)",
+        "the proof of levels 1 to {} on {threads} threads: about {}, peak memory {} (rough: the estimate of the run it repeats)",
         m.levels_complete,
         crate::solve::human_duration(seconds),
         memory::human_bytes(peak)
@@ -389,7 +389,7 @@ pub fn verify(
         (None, None) => format!("{} positions checked against their children", report.samples),
     };
     if let Some((levels, seconds)) = proven {
-        sampled.push_str(&format!(", levels 1..={levels} proven from the smaller ones ({seconds:.1} s)"));
+        sampled.push_str(&format!(", levels 1 to {levels} proven from the smaller ones ({seconds:.1} s)"));
     }
     println!(
         "{verdict}: {} files checksummed, {} tables decoded, {sampled}, {} problem{} ({:.1} s)",
