@@ -31,11 +31,6 @@ pub const TABLE: &str = "fewrow.table";
 /// The prefix table of the older layout (one CRC-32 over the whole file).
 pub const LEGACY_TABLE: &str = "fewrow.prefixes";
 
-/// Blocks a reader thread takes at least when a look-up needs many
-/// ([`FewRowDir::entries`]): fewer are read on the calling thread.
-const BLOCKS_PER_READER: usize = 64;
-/// The most reader threads of one look-up: reads in flight at once.
-const MAX_READERS: usize = 32;
 /// Tiles, positions and losses of every level.
 pub const LEVELS: &str = "levels.csv";
 /// Magic bytes of [`TABLE`].
@@ -436,6 +431,12 @@ struct Placed {
     last: u16,
 }
 
+/// Blocks a reader thread takes at least when a look-up needs many
+/// ([`FewRowDir::entries`]): fewer are read on the calling thread.
+const BLOCKS_PER_READER: usize = 64;
+/// The most reader threads of one look-up: reads in flight at once.
+const MAX_READERS: usize = 32;
+
 impl FewRowDir {
     /// Opens a few-row directory: its manifest (checked), the table's
     /// length and header (against the manifest's head SHA-256). A directory
@@ -624,27 +625,20 @@ impl FewRowDir {
                 }
             }
             Layout::Blocked(h) => {
-                // The distinct blocks in order, each with the places of `order` in it.
+                // The distinct blocks in order: the runs of `order` in one block.
                 let per = u64::from(h.block_entries);
-                let mut groups: Vec<(u64, std::ops::Range<usize>)> = Vec::new();
-                let mut start = 0;
-                for k in 1..=order.len() {
-                    if k == order.len() || ranks[order[k]] / per != ranks[order[start]] / per {
-                        groups.push((ranks[order[start]] / per, start..k));
-                        start = k;
-                    }
-                }
+                let groups: Vec<&[usize]> = order.chunk_by(|&x, &y| ranks[x] / per == ranks[y] / per).collect();
                 // Many blocks (a position's children spread over a large
                 // table) are read on several threads at once, which keeps
                 // the disk's queue full: read one by one, the 5,000 blocks
                 // of a full 4×3000 position not in the page cache took 0.6 s.
                 let threads = (groups.len() / BLOCKS_PER_READER).clamp(1, MAX_READERS);
-                let read = |part: &[(u64, std::ops::Range<usize>)]| -> Result<Vec<(usize, u16)>, FewRowError> {
+                let read = |part: &[&[usize]]| -> Result<Vec<(usize, u16)>, FewRowError> {
                     let mut buf = vec![0u8; h.block_bytes as usize];
                     let mut got = Vec::new();
-                    for (b, places) in part {
-                        self.read_block(h, *b, &mut buf)?;
-                        for &i in &order[places.clone()] {
+                    for places in part {
+                        self.read_block(h, ranks[places[0]] / per, &mut buf)?;
+                        for &i in *places {
                             let at = 2 * (ranks[i] % per) as usize;
                             got.push((i, u16::from_le_bytes([buf[at], buf[at + 1]])));
                         }
