@@ -529,7 +529,8 @@ pub fn check_memory(
 ) -> Result<(), JobError> {
     let Some((why, advice)) = shortfall(ranking, plan, n, manifest, limit, hold) else { return Ok(()) };
     let done = manifest.levels_complete;
-    let kept = if done > 0 { format!("levels 1 to {done} are complete and kept") } else { "no level is complete yet".to_string() };
+    let kept = crate::read::completed_levels(done);
+    let kept = if done > 0 { format!("{kept} and kept") } else { kept };
     let then = if done > 0 { "to resume" } else { "to start" };
     Err(JobError::Memory(format!("{why}; {kept}: {advice} {then}")))
 }
