@@ -364,6 +364,13 @@ fn readme() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
 }
 
+/// The cells of the README's table of the main jobs in the row whose text
+/// holds `command`: | job | command | wall | CPU | peak memory | disk | measured |.
+fn readme_job_cells<'r>(readme: &'r str, command: &str) -> Vec<&'r str> {
+    let row = readme.lines().find(|l| l.starts_with("| ") && l.contains(command)).unwrap_or_else(|| panic!("no README row runs {command}"));
+    row.split('|').map(str::trim).collect()
+}
+
 /// Bytes of every file a published manifest lists.
 fn manifest_bytes(path: &Path) -> u64 {
     let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -390,10 +397,7 @@ fn readme_disk_figures_are_the_published_manifests() {
         ("`chomp solve --rows 21 --cols 21", "box-21x21-manifest.json"),
         ("`chomp run jobs/moves-grundy-100.toml`", "moves-grundy-100-manifest.json"),
     ] {
-        let row =
-            readme.lines().find(|l| l.starts_with("| ") && l.contains(command)).unwrap_or_else(|| panic!("no README row runs {command}"));
-        // | job | command | wall | CPU | peak memory | disk | measured |
-        let disk = row.split('|').map(str::trim).nth(6).unwrap();
+        let disk = readme_job_cells(&readme, command)[6];
         let (number, unit) = disk.split_once(' ').unwrap_or_else(|| panic!("{command}: disk {disk:?}"));
         let scale = match unit {
             "GB" => 1e9,
@@ -742,12 +746,7 @@ fn guide_progress_line_is_the_published_summary() {
 #[test]
 fn default_job_time_is_said_alike() {
     let readme = readme();
-    let row = readme
-        .lines()
-        .find(|l| l.starts_with("| ") && l.contains("`chomp run` (`jobs/default.toml`)"))
-        .expect("the README's row of the default job");
-    // | job | command | wall | CPU | peak memory | disk | measured |
-    let wall = row.split('|').map(str::trim).nth(3).unwrap();
+    let wall = readme_job_cells(&readme, "`chomp run` (`jobs/default.toml`)")[3];
     let seconds: Vec<f64> = wall.split(' ').filter_map(|w| w.parse().ok()).collect();
     assert_eq!(seconds.len(), 2, "the README's wall of the default job: {wall:?}");
     let range = format!("{:.0}–{:.0} s on 2 cores", seconds[0], seconds[1]);
@@ -767,12 +766,7 @@ fn default_job_time_is_said_alike() {
 #[test]
 fn readme_frontier_estimate_is_the_dry_run() {
     let readme = readme();
-    let row = readme
-        .lines()
-        .find(|l| l.starts_with("| ") && l.contains("| `chomp run jobs/frontier.toml` |"))
-        .expect("the README's row of jobs/frontier.toml");
-    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-    // | job | command | wall | CPU | peak memory | disk | measured |
+    let cells = readme_job_cells(&readme, "| `chomp run jobs/frontier.toml` |");
     let (wall, memory) = (cells[3], cells[5]);
     // The job file in a folder of its own, so that its out/ holds no earlier run.
     let tmp = tempfile::tempdir().unwrap();
