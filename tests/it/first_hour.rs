@@ -183,17 +183,21 @@ fn ctrl_c_exits_130_and_the_rerun_resumes() {
     let stderr = run.stderr();
     assert_eq!(status.code(), Some(130), "{stderr}");
     let line = stderr.lines().find(|l| l.starts_with("interrupted")).unwrap_or_else(|| panic!("no interrupted line:\n{stderr}"));
-    // "interrupted in level N; levels 1-S are saved: run the same command again to resume"
-    let (level, saved) = line
-        .strip_prefix("interrupted in level ")
-        .and_then(|rest| rest.split_once("; levels 1-"))
-        .and_then(|(n, rest)| Some((n.parse::<u32>().ok()?, rest.split_once(' ')?.0.parse::<u32>().ok()?)))
+    // "interrupted in level N; levels 1-S are saved: run the same command again to resume",
+    // or "interrupted after level S; …" when the signal came between a checkpoint and the next level.
+    let (after, level, saved) = ["interrupted in level ", "interrupted after level "]
+        .iter()
+        .enumerate()
+        .find_map(|(after, prefix)| line.strip_prefix(prefix).map(|rest| (after == 1, rest)))
+        .and_then(|(after, rest)| Some((after, rest.split_once("; levels 1-")?)))
+        .and_then(|(after, (n, rest))| Some((after, n.parse::<u32>().ok()?, rest.split_once(' ')?.0.parse::<u32>().ok()?)))
         .unwrap_or_else(|| panic!("{line}"));
     assert!(line.ends_with(" are saved: run the same command again to resume"), "{line}");
     drop(run);
 
     let done = levels_complete(&dir);
-    assert!(saved == done && saved < level, "the message says levels 1-{saved} are saved, the manifest {done}, in level {level}");
+    let consistent = if after { level == saved } else { saved < level };
+    assert!(saved == done && consistent, "{line}: the manifest says levels 1-{done}");
     let rerun = Background::solve(&dir, SLOW_RUN, &tmp.path().join("rerun.log"));
     wait_until("the rerun to resume", || rerun.stderr().contains("resuming after level"));
     assert!(rerun.stderr().contains(&format!("resuming after level {done}")), "{}", rerun.stderr());

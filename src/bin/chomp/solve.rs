@@ -120,11 +120,18 @@ pub fn solve(plan: &Plan, out: PathBuf, flags: &RunFlags, comm: &dyn Comm) -> an
         let (dir, fresh) = (chomp_tables::TableDir::new(&out), plan.manifest(&ranking));
         let _ = ctrlc::set_handler(move || {
             let n = CURRENT_LEVEL.load(Ordering::Relaxed);
-            let at = if n > 0 { format!(" in level {n}") } else { String::new() };
             let counted = SAVED_LEVELS.load(Ordering::Relaxed);
             let opened = n > 0 || counted > 0;
             let on_disk = dir.read_manifest().ok().filter(|m| opened && m.same_job(&fresh)).map(|m| m.levels_complete);
-            match on_disk.unwrap_or(counted).max(counted) {
+            let saved = on_disk.unwrap_or(counted).max(counted);
+            // A Ctrl-C between a level's checkpoint and the start of the
+            // next finds the level just saved still current: it is after it.
+            let at = match n {
+                0 => String::new(),
+                n if saved >= n => format!(" after level {saved}"),
+                n => format!(" in level {n}"),
+            };
+            match saved {
                 0 => progress!("interrupted{at}, before the first checkpoint; run the same command again to start over"),
                 saved => progress!("interrupted{at}; levels 1-{saved} are saved: run the same command again to resume"),
             }
