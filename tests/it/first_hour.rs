@@ -617,7 +617,7 @@ fn messages_in_the_projects_words() {
     // The built-in default job, from a folder outside the checkout: its estimate, nothing written.
     let dry = chomp_in(tmp.path(), &["run", "--dry-run"]);
     assert_ok(&dry, "chomp run --dry-run with no job file");
-    assert!(text(&dry.stderr).contains("estimate for levels 1..=90 "), "{}", text(&dry.stderr));
+    assert!(text(&dry.stderr).contains("estimate for levels 1 to 90 "), "{}", text(&dry.stderr));
     assert!(!tmp.path().join("out").exists(), "a dry run wrote out/");
     let shipped = JobFile::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs/default.toml")).unwrap();
     assert_eq!((shipped.max_tiles, shipped.grundy_max_tiles, shipped.name.as_str()), (Some(90), Some(70), "default"));
@@ -650,7 +650,7 @@ fn messages_in_the_projects_words() {
     for flag in ["--force", "--ignore-estimate"] {
         let dry = chomp(&["run", job.to_str().unwrap(), "--dry-run", "--max-memory", "100T", flag]);
         assert_ok(&dry, &format!("the dry run of a job far beyond this machine, with {flag}"));
-        assert!(text(&dry.stderr).starts_with("estimate for levels 1..=250 "), "{}", text(&dry.stderr));
+        assert!(text(&dry.stderr).starts_with("estimate for levels 1 to 250 "), "{}", text(&dry.stderr));
     }
     assert!(!tmp.path().join("huge").exists(), "a dry run wrote the job's directory");
 

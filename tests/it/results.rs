@@ -782,9 +782,9 @@ fn readme_frontier_estimate_is_the_dry_run() {
     assert!(!tmp.path().join("out").exists(), "the dry run wrote out/");
     let stderr = crate::common::text(&out.stderr);
     let first = stderr.lines().next().unwrap_or("");
-    // estimate for levels 1..=110 on 2 threads: 2 min, peak memory 1.50 GiB, disk 329.0 MiB (rough: ...)
+    // estimate for levels 1 to 110 on 2 threads: 2 min, peak memory 1.50 GiB, disk 329.0 MiB (rough: ...)
     let (time, rest) = first
-        .strip_prefix("estimate for levels 1..=110 on 2 threads: ")
+        .strip_prefix("estimate for levels 1 to 110 on 2 threads: ")
         .and_then(|r| r.split_once(", peak memory "))
         .unwrap_or_else(|| panic!("the dry run's first line: {first}"));
     let peak = rest.split_once(", disk ").unwrap().0;

@@ -380,7 +380,7 @@ pub fn verify(
             report.samples, report.full_values
         ),
         (Some(levels), None) => format!(
-            "{} positions checked against their children ({} in each of levels {}..={})",
+            "{} positions checked against their children ({} in each of levels {} to {})",
             report.samples,
             report.per_level,
             levels.start(),
@@ -405,7 +405,7 @@ pub fn verify(
     if unsampled {
         let range = match *levels.end() {
             u32::MAX => format!("at or above {} tiles", levels.start()),
-            end => format!("in {}..={end} tiles", levels.start()),
+            end => format!("between {} and {end} tiles", levels.start()),
         };
         bail!("no completed level lies {range} ({}): nothing was sampled", chomp_tables::read::completed_levels(report.levels_complete));
     }
@@ -490,7 +490,7 @@ pub fn summary(dirs: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
     }
     if let Some(t) = summary::ratio_trend(&levels, plot::TREND_FROM) {
         println!(
-            "conjecture ratio, least-squares line over levels {}..={}: slope {:.3e} ± {:.1e} per tile (1 s.e.), {:.5} at {} tiles",
+            "conjecture ratio, least-squares line over levels {} to {}: slope {:.3e} ± {:.1e} per tile (1 s.e.), {:.5} at {} tiles",
             t.from,
             t.to,
             t.slope,

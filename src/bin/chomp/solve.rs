@@ -278,7 +278,7 @@ fn print_preflight(est: &[LevelEstimate], threads: usize, every_level: bool) {
         )
     };
     progress!(
-        "estimate for levels {}..={} on {threads} threads: {}, peak memory {}, disk {} (rough: from the conjectured loss density and this engine's measured speed)",
+        "estimate for levels {} to {} on {threads} threads: {}, peak memory {}, disk {} (rough: from the conjectured loss density and this engine's measured speed)",
         est[0].tiles,
         last.tiles,
         human_duration(total),
