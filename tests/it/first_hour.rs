@@ -195,9 +195,12 @@ fn ctrl_c_exits_130_and_the_rerun_resumes() {
     assert!(line.ends_with(" are saved: run the same command again to resume"), "{line}");
     drop(run);
 
+    // The run goes on while the handler speaks: a checkpoint may land between
+    // its reading the manifest and the exit, so the manifest may hold one
+    // level more than the message says (what it says is saved still is).
     let done = levels_complete(&dir);
     let consistent = if after { level == saved } else { saved < level };
-    assert!(saved == done && consistent, "{line}: the manifest says levels 1-{done}");
+    assert!(saved <= done && done <= saved + 1 && consistent, "{line}: the manifest says levels 1-{done}");
     let rerun = Background::solve(&dir, SLOW_RUN, &tmp.path().join("rerun.log"));
     wait_until("the rerun to resume", || rerun.stderr().contains("resuming after level"));
     assert!(rerun.stderr().contains(&format!("resuming after level {done}")), "{}", rerun.stderr());
