@@ -677,7 +677,9 @@ impl FewRowDir {
         use std::os::fd::AsRawFd;
         let advise = |(start, end): (u64, u64)| {
             // SAFETY: posix_fadvise reads no memory of ours; the descriptor is open.
-            unsafe { libc::posix_fadvise(self.file.as_raw_fd(), start as libc::off_t, (end - start) as libc::off_t, libc::POSIX_FADV_WILLNEED) };
+            unsafe {
+                libc::posix_fadvise(self.file.as_raw_fd(), start as libc::off_t, (end - start) as libc::off_t, libc::POSIX_FADV_WILLNEED)
+            };
         };
         let mut range: Option<(u64, u64)> = None;
         for b in blocks {
@@ -692,7 +694,9 @@ impl FewRowDir {
                 None => Some((offset, end)),
             };
         }
-        range.map(advise);
+        if let Some(last) = range {
+            advise(last);
+        }
     }
 
     /// Reads data block `b` into `buf` and checks its CRC-32.
