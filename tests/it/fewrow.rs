@@ -272,7 +272,19 @@ fn the_command_reports_the_box_engines_levels() {
         let csv = std::fs::read_to_string(dir.path().join("few/levels.csv")).unwrap();
         assert_eq!(csv.lines().count(), 121, "a header and a line a level");
         assert!(!dir.path().join("few/fewrow.checkpoint").exists(), "the checkpoint goes once the table is written");
+        // The in-run check: its samples against their children, said in the report.
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("few.json")).unwrap()).unwrap();
+        assert_eq!(report["checked_positions"], chomp_tables::fewrow::CHECK_SAMPLES, "{rows}x{cols}");
     }
+    let shown = chomp(&["solve", "--engine", "few-row", "--rows", "5", "--cols", "12", "--out", &d("shown")]);
+    assert_ok(&shown, "few-row solve, not quiet");
+    let line = String::from_utf8_lossy(&shown.stderr).lines().find(|l| l.starts_with("checked ")).map(str::to_owned);
+    assert!(
+        line.as_deref().is_some_and(
+            |l| l.starts_with(&format!("checked {} positions (the fullest first) against their ", chomp_tables::fewrow::CHECK_SAMPLES))
+        ),
+        "{line:?}"
+    );
     let err = assert_one_line_error(&chomp(&["solve", "--engine", "few-row", "--max-tiles", "9", "--out", &d("x")]), "tile count");
     assert!(err.contains("--max-tiles needs --engine box"), "{err}");
     let err = assert_one_line_error(&chomp(&["solve", "--engine", "few-row", "--rows", "9", "--cols", "9", "--out", &d("x")]), "9x9");

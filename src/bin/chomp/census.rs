@@ -65,6 +65,7 @@ pub fn census(
             let opts = SolveOptions { max_memory, checkpoint: Some(checkpoint.clone()), stop, ..Default::default() };
             let p = Progress::default();
             let table = watch(&format!("few-row {name}"), Unit::Share, &p.done, &p.total, false, || fewrow::solve(*s, &opts, &p))?;
+            crate::fewrow::self_check(&table, false)?;
             let solved = t0.elapsed().as_secs_f64();
             // The box's own counts, level by level (as `chomp solve` writes them).
             let levels = table.level_counts();

@@ -112,6 +112,7 @@ fn solve_into(shape: FewRowBox, universe: &str, out: &Path, flags: &RunFlags) ->
     let p = Progress::default();
     let label = format!("few-row {rows}x{cols}");
     let table = watch(&label, Unit::Share, &p.done, &p.total, flags.quiet, || fewrow::solve(shape, &opts, &p))?;
+    let checked = self_check(&table, flags.quiet)?;
     let seconds = t0.elapsed().as_secs_f64();
     let written = fewrow::write_dir(out, shape, (0..table.len()).map(|r| table.entry(r)))?;
     let levels = written.levels;
@@ -125,6 +126,7 @@ fn solve_into(shape: FewRowBox, universe: &str, out: &Path, flags: &RunFlags) ->
             "threads_per_process": rayon::current_num_threads(),
             "prefixes": table.len(),
             "table_bytes": bytes,
+            "checked_positions": checked.positions,
             "levels": levels,
         });
         chomp_tables::store::write_atomic(path, (serde_json::to_string_pretty(&json)? + "\n").as_bytes())?;
@@ -139,6 +141,25 @@ fn solve_into(shape: FewRowBox, universe: &str, out: &Path, flags: &RunFlags) ->
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The in-run check of a solved table ([`fewrow::check_samples`]): its
+/// fullest positions and [`fewrow::CHECK_SAMPLES`] in all against their
+/// children, with a line saying so (unless `quiet`). The same box draws the
+/// same positions.
+pub fn self_check(table: &fewrow::FewRowTable, quiet: bool) -> anyhow::Result<fewrow::Checked> {
+    let t0 = Instant::now();
+    let shape = table.shape();
+    let checked = fewrow::check_samples(table, fewrow::CHECK_SAMPLES, (u64::from(shape.rows) << 32) | u64::from(shape.cols))?;
+    if !quiet {
+        progress!(
+            "checked {} positions (the fullest first) against their {} children ({:.1} s)",
+            checked.positions,
+            checked.children,
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    Ok(checked)
 }
 
 /// Whether `dir` holds a few-row run: its checkpoint, its table, or a
