@@ -14,7 +14,7 @@ pub const CHECK_SAMPLES: u64 = 512;
 
 /// What [`check_samples`] checked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Checked {
+pub struct FewRowChecked {
     /// Positions checked.
     pub positions: u64,
     /// Their children looked up.
@@ -32,10 +32,10 @@ type Rows = [u16; MAX_ROWS as usize];
 /// # Errors
 /// [`FewRowError::Damaged`] naming the first position whose outcome the
 /// table's own look-ups of its children contradict.
-pub fn check_samples(table: &FewRowTable, samples: u64, seed: u64) -> Result<Checked, FewRowError> {
+pub fn check_samples(table: &FewRowTable, samples: u64, seed: u64) -> Result<FewRowChecked, FewRowError> {
     let positions = sample_positions(table, samples, seed);
     let children = positions.par_iter().map(|rows| check_one(table, rows)).collect::<Result<Vec<u64>, FewRowError>>()?;
-    Ok(Checked { positions: positions.len() as u64, children: children.iter().sum() })
+    Ok(FewRowChecked { positions: positions.len() as u64, children: children.iter().sum() })
 }
 
 /// The positions [`check_samples`] checks, in the table's orientation.

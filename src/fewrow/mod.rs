@@ -22,7 +22,7 @@ mod dir;
 mod openings;
 mod solve;
 
-pub use check::{check_samples, Checked, CHECK_SAMPLES};
+pub use check::{check_samples, FewRowChecked, CHECK_SAMPLES};
 pub use checkpoint::{read_checkpoint, write_checkpoint, CheckpointError};
 pub use dir::{
     against, convert, is_few_row_dir, is_few_row_manifest, levels_csv, manifest_format, verify, write_dir, write_dir_blocks, FewRowAnswer,

@@ -147,7 +147,7 @@ fn solve_into(shape: FewRowBox, universe: &str, out: &Path, flags: &RunFlags) ->
 /// fullest positions and [`fewrow::CHECK_SAMPLES`] in all against their
 /// children, with a line saying so (unless `quiet`). The same box draws the
 /// same positions.
-pub fn self_check(table: &fewrow::FewRowTable, quiet: bool) -> anyhow::Result<fewrow::Checked> {
+pub fn self_check(table: &fewrow::FewRowTable, quiet: bool) -> anyhow::Result<fewrow::FewRowChecked> {
     let t0 = Instant::now();
     let shape = table.shape();
     let checked = fewrow::check_samples(table, fewrow::CHECK_SAMPLES, (u64::from(shape.rows) << 32) | u64::from(shape.cols))?;
