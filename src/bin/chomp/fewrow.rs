@@ -15,8 +15,11 @@ use std::time::Instant;
 /// The checkpoint a run keeps in its directory (removed once the table is written).
 const CHECKPOINT: &str = "fewrow.checkpoint";
 
-/// Table reads a second per thread of five to eight rows, measured at 5×100
-/// and 6×50 (bench/runs/2026-12-07-kvm-2core/fewrow.md): the dry run's rate.
+/// Table reads a second per thread of the prefix rows not carried, measured
+/// at 5×100 and 6×50 (bench/runs/2026-12-07-kvm-2core/fewrow.md) and again
+/// at 4×1000 carrying one of its two rows (123 s of CPU against 18.8 s
+/// carrying both, about 4.2·10¹⁰ reads more; 2026-12-08-kvm-2core/fewrow-price.md):
+/// the dry run's rate.
 const READS_PER_SECOND: f64 = 4.0e8;
 /// CPU seconds per prefix of three and four rows (which carry their
 /// exclusion sets): 22 ns at 4×250, 33 ns at 4×500, 96 ns at 4×1000 (the
@@ -57,7 +60,13 @@ pub fn price(shape: FewRowBox, threads: usize, allowed: Option<u64>) -> Price {
     };
     let cpu = match shape.k() {
         1 | 2 => 0.0,
-        3 | 4 => prefixes * seconds_per_prefix(shape.k(), shape.n()),
+        3 => prefixes * seconds_per_prefix(3, shape.n()),
+        // The curve is of boxes that carry both prefix rows; a row not
+        // carried (a box too large for its sets) is read entry by entry.
+        4 => {
+            prefixes * seconds_per_prefix(4, shape.n())
+                + (estimated_reads(shape, carry) - estimated_reads(shape, 2)).max(0.0) / READS_PER_SECOND
+        }
         _ => estimated_reads(shape, carry) / READS_PER_SECOND + prefixes * carry as f64 * SECONDS_PER_CARRIED_ROW,
     };
     Price { seconds: cpu / threads as f64, bytes, carried: (carry, shape.k().saturating_sub(2) as usize) }
@@ -319,6 +328,23 @@ mod tests {
         // The curve is continuous where its two pieces meet.
         let (below, above) = (seconds_per_prefix(4, 990), seconds_per_prefix(4, 1010));
         assert!(below < above && above < below * 1.1, "{below} {above}");
+    }
+
+    /// A four-row box that carries one of its two prefix rows reads the
+    /// other entry by entry: 4×1000 within 350 MiB took 123 s of CPU on one
+    /// core (18.8 s carrying both), and 4×4000 within 22 GiB was 4 % done
+    /// after 210 s (it was priced 14 min before).
+    #[test]
+    fn a_four_row_box_carrying_one_row_is_priced_with_its_reads() {
+        let mib = |m: u64| Some(m << 20);
+        let one = price(FewRowBox::new(4, 1000).unwrap(), 2, mib(350));
+        let both = price(FewRowBox::new(4, 1000).unwrap(), 2, mib(1024));
+        assert_eq!((one.carried, both.carried), ((1, 2), (2, 2)));
+        assert!((123.0 / 2.0 / 2.0..=123.0 / 2.0 * 2.0).contains(&one.seconds), "4x1000 carrying one row priced {:.0} s", one.seconds);
+        assert!((18.8 / 2.0 / 2.0..=18.8 / 2.0 * 2.0).contains(&both.seconds), "4x1000 carrying both priced {:.0} s", both.seconds);
+        let wide = price(FewRowBox::new(4, 4000).unwrap(), 2, mib(22 << 10));
+        assert_eq!(wide.carried, (1, 2));
+        assert!(wide.seconds > 2.0 * 3600.0, "4x4000 within 22 GiB priced {:.0} s", wide.seconds);
     }
 
     /// A box of more prefixes than can be counted is priced beyond any
