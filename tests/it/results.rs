@@ -793,25 +793,30 @@ fn readme_frontier_estimate_is_the_dry_run() {
     assert!(memory.starts_with(&format!("{peak} (estimate")), "README says {memory:?} for jobs/frontier.toml; its dry run: {peak}");
 }
 
-/// The 4×3000 box's losses level by level (the few-row engine's
-/// `levels.csv`): its sums are `boxes.csv`'s row, its positions add up to
-/// the box's and are symmetric under the complement (level n and
-/// 12000 − n), and its losses are Garg's 961,619,972 in all.
+/// The 4×3000 and 4×3500 boxes' losses level by level (the few-row
+/// engine's `levels.csv`): their sums are `boxes.csv`'s rows, their
+/// positions add up to the box's and are symmetric under the complement
+/// (level n and 4c − n), and 4×3000's losses are Garg's 961,619,972 in all.
 #[test]
 fn published_four_row_levels_agree_with_boxes_csv() {
-    let levels = counts(&std::fs::read_to_string(results().join("box-4x3000-levels.csv")).unwrap());
-    assert!((1..=12000).all(|n| levels.contains_key(&n)) && levels.len() == 12000, "levels 1..=12000");
-    let (positions, losses): (u64, u64) = levels.values().fold((0, 0), |(p, l), &(pn, ln)| (p + pn, l + ln));
     let boxes = std::fs::read_to_string(results().join("boxes.csv")).unwrap();
-    assert!(
-        boxes.lines().any(|l| l == format!("4,3000,{positions},{losses}")),
-        "boxes.csv's 4x3000 row: {positions} positions, {losses} losses"
-    );
-    assert_eq!(losses, 961_619_972, "Garg's count of P-positions with four rows of at most 3000");
-    assert_eq!(Some(positions), chomp_tables::read::openings::binomial(3004, 4).map(|b| b - 1));
-    assert!(levels.values().all(|&(p, l)| l * 2 <= p + 1), "losses at most half of a level");
-    // The box is symmetric under complement (n ↔ 12000 − n positions).
-    assert!((1..12000).all(|n| levels[&n].0 == levels[&(12000 - n)].0), "positions of n and 12000 − n");
+    for (c, known) in [(3000u32, Some(961_619_972u64)), (3500, None)] {
+        let top = 4 * c;
+        let levels = counts(&std::fs::read_to_string(results().join(format!("box-4x{c}-levels.csv"))).unwrap());
+        assert!((1..=top).all(|n| levels.contains_key(&n)) && levels.len() == top as usize, "4x{c}: levels 1 to {top}");
+        let (positions, losses): (u64, u64) = levels.values().fold((0, 0), |(p, l), &(pn, ln)| (p + pn, l + ln));
+        assert!(
+            boxes.lines().any(|l| l == format!("4,{c},{positions},{losses}")),
+            "boxes.csv's 4x{c} row: {positions} positions, {losses} losses"
+        );
+        if let Some(known) = known {
+            assert_eq!(losses, known, "Garg's count of P-positions with four rows of at most {c}");
+        }
+        assert_eq!(Some(positions), chomp_tables::read::openings::binomial(c + 4, 4).map(|b| b - 1), "4x{c}");
+        assert!(levels.values().all(|&(p, l)| l * 2 <= p + 1), "4x{c}: losses at most half of a level");
+        // The box is symmetric under complement (n ↔ 4c − n positions).
+        assert!((1..top).all(|n| levels[&n].0 == levels[&(top - n)].0), "4x{c}: positions of n and {top} − n");
+    }
 }
 
 /// The thin rectangles the census covers beyond 21×21: (rows, largest cols).
@@ -953,20 +958,22 @@ fn published_thin_boxes_agree_with_boxes_csv() {
     assert!(boxes.lines().any(|l| l == format!("3,20000,{positions},68653702")), "boxes.csv's 3x20000 row");
 }
 
-/// The published few-row manifest of the 4×3000 box reads as one (format,
-/// checksum, counts), lists the table README names, and agrees with
-/// `boxes.csv`'s row and `box-4x3000-levels.csv`.
+/// The published few-row manifests of the 4×3000 and 4×3500 boxes read as
+/// ones (format, checksum, counts), list the tables README names, and agree
+/// with `boxes.csv`'s rows and their levels files.
 #[test]
 fn the_published_few_row_manifest_agrees_with_boxes_csv() {
-    let m = chomp_tables::fewrow::FewRowManifest::read_file(&results().join("fewrow-4x3000-manifest.json")).unwrap();
-    assert_eq!((m.universe.rows, m.universe.cols), (4, 3000));
     let text = std::fs::read_to_string(results().join("boxes.csv")).unwrap();
-    let row = text.lines().find(|l| l.starts_with("4,3000,")).expect("boxes.csv's 4x3000 row");
-    assert_eq!(row, format!("4,3000,{},{}", m.positions, m.losses));
-    let levels = std::fs::read(results().join("box-4x3000-levels.csv")).unwrap();
-    let entry = &m.files["levels.csv"];
-    assert_eq!((levels.len() as u64, sha256_hex(&levels)), (entry.bytes, entry.sha256.clone()), "the levels file is the run's");
-    let table = &m.files[chomp_tables::fewrow::files::TABLE];
     let readme = std::fs::read_to_string(results().join("README.md")).unwrap();
-    assert!(readme.contains(&table.sha256), "README names the table's SHA-256");
+    for c in [3000u32, 3500] {
+        let m = chomp_tables::fewrow::FewRowManifest::read_file(&results().join(format!("fewrow-4x{c}-manifest.json"))).unwrap();
+        assert_eq!((m.universe.rows, m.universe.cols), (4, c));
+        let row = text.lines().find(|l| l.starts_with(&format!("4,{c},"))).unwrap_or_else(|| panic!("boxes.csv's 4x{c} row"));
+        assert_eq!(row, format!("4,{c},{},{}", m.positions, m.losses));
+        let levels = std::fs::read(results().join(format!("box-4x{c}-levels.csv"))).unwrap();
+        let entry = &m.files["levels.csv"];
+        assert_eq!((levels.len() as u64, sha256_hex(&levels)), (entry.bytes, entry.sha256.clone()), "4x{c}: the levels file is the run's");
+        let table = &m.files[chomp_tables::fewrow::files::TABLE];
+        assert!(readme.contains(&table.sha256), "README names the 4x{c} table's SHA-256");
+    }
 }
