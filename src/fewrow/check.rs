@@ -3,7 +3,7 @@
 //! child and a win at least one; the box's fullest positions are always
 //! among the samples (where a bound or a type is at its edge).
 
-use super::{FewRowError, FewRowTable, MAX_ROWS, NONE};
+use super::{random_rows, FewRowError, FewRowTable, MAX_ROWS};
 use crate::rng::SplitMix;
 use rayon::prelude::*;
 
@@ -46,7 +46,7 @@ fn sample_positions(table: &FewRowTable, samples: u64, seed: u64) -> Vec<Rows> {
     full[..k].fill(n);
     // The prefix's loss, where it has one (and is no empty board).
     let with_loss = |rows: &Rows| -> Option<Rows> {
-        let e = entry_of(table, rows)?;
+        let e = table.losing_last(rows)?;
         let mut q = *rows;
         q[k - 1] = e;
         (q[0] > 0).then_some(q)
@@ -55,12 +55,7 @@ fn sample_positions(table: &FewRowTable, samples: u64, seed: u64) -> Vec<Rows> {
     out.extend(with_loss(&full));
     let mut rng = SplitMix(seed);
     while (out.len() as u64) < samples {
-        let mut rows = [0u16; MAX_ROWS as usize];
-        for r in &mut rows[..k] {
-            *r = rng.below(u64::from(n) + 1) as u16;
-        }
-        rows[..k].sort_unstable_by(|a, b| b.cmp(a));
-        rows[0] = rows[0].max(1);
+        let rows = random_rows(&mut rng, k, u32::from(n));
         out.push(rows);
         if (out.len() as u64) < samples {
             out.extend(with_loss(&rows));
@@ -70,28 +65,11 @@ fn sample_positions(table: &FewRowTable, samples: u64, seed: u64) -> Vec<Rows> {
     out
 }
 
-/// The losing last row of the prefix of `rows` (`None`: no loss; one row:
-/// the single tile).
-fn entry_of(table: &FewRowTable, rows: &Rows) -> Option<u16> {
-    let k = table.shape.k() as usize;
-    if k == 1 {
-        return Some(1);
-    }
-    let e = table.entry(table.ranking.rank(&rows[..k - 1]));
-    (e != NONE).then_some(e)
-}
-
-/// Whether `rows` is a loss by the table.
-fn is_loss(table: &FewRowTable, rows: &Rows) -> bool {
-    let k = table.shape.k() as usize;
-    entry_of(table, rows) == Some(rows[k - 1])
-}
-
 /// Checks one position against its children; returns the children looked up.
 fn check_one(table: &FewRowTable, rows: &Rows) -> Result<u64, FewRowError> {
     let k = table.shape.k() as usize;
     let shown = |r: &Rows| r[..k].iter().filter(|&&v| v > 0).map(u16::to_string).collect::<Vec<_>>().join(" ");
-    let loss = is_loss(table, rows);
+    let loss = table.loses(rows);
     let mut looked = 0;
     for a in 0..k {
         for b in 0..rows[a] {
@@ -103,7 +81,7 @@ fn check_one(table: &FewRowTable, rows: &Rows) -> Result<u64, FewRowError> {
                 *v = (*v).min(b);
             }
             looked += 1;
-            if is_loss(table, &child) {
+            if table.loses(&child) {
                 if loss {
                     return Err(FewRowError::Damaged(format!(
                         "the in-run check failed: {} is a loss in the table, and so is its child {}",
@@ -127,7 +105,7 @@ fn check_one(table: &FewRowTable, rows: &Rows) -> Result<u64, FewRowError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fewrow::{solve, FewRowBox, Progress, SolveOptions};
+    use crate::fewrow::{solve, FewRowBox, Progress, SolveOptions, NONE};
     use std::sync::atomic::Ordering::Relaxed;
 
     fn solved(rows: u32, cols: u32) -> FewRowTable {

@@ -30,7 +30,6 @@ pub const MANIFEST: &str = "manifest.json";
 pub const TABLE: &str = "fewrow.table";
 /// The prefix table of the older layout (one CRC-32 over the whole file).
 pub const LEGACY_TABLE: &str = "fewrow.prefixes";
-
 /// Tiles, positions and losses of every level.
 pub const LEVELS: &str = "levels.csv";
 /// Magic bytes of [`TABLE`].
@@ -935,9 +934,7 @@ pub fn verify(dir: &Path, samples: u64, seed: u64, full: Option<&super::SolveOpt
     let mut rng = SplitMix(seed);
     let mut i = 0;
     while i < samples {
-        let mut rows: Vec<u32> = (0..k).map(|_| rng.below(u64::from(n) + 1) as u32).collect();
-        rows.sort_unstable_by(|a, b| b.cmp(a));
-        rows[0] = rows[0].max(1);
+        let mut rows: Vec<u32> = super::random_rows(&mut rng, k, n)[..k].iter().map(|&r| u32::from(r)).collect();
         let p = FewRowPosition::new(&rows)?;
         t.answer(&p)?;
         i += 1;

@@ -402,11 +402,24 @@ impl FewRowTable {
         }
         let mut all = [0u16; MAX_ROWS as usize];
         all[..q.rows().len()].copy_from_slice(q.rows());
-        if k == 1 {
-            return Ok(all[0] == 1);
+        Ok(self.loses(&all))
+    }
+
+    /// The losing length of the last row after the first `k − 1` rows of
+    /// `rows` (the engine's orientation: `k` rows of up to `n`, zero rows at
+    /// the end); `None` when no last row makes a loss. One row: the single tile.
+    pub(crate) fn losing_last(&self, rows: &[u16]) -> Option<u16> {
+        let m = self.ranking.width();
+        if m == 0 {
+            return Some(1);
         }
-        let entry = self.entry(self.ranking.rank(&all[..k - 1]));
-        Ok(entry != NONE && entry == all[k - 1])
+        let e = self.entry(self.ranking.rank(&rows[..m]));
+        (e != NONE).then_some(e)
+    }
+
+    /// Whether `rows` (the engine's orientation, as [`FewRowTable::losing_last`]) is a loss.
+    pub(crate) fn loses(&self, rows: &[u16]) -> bool {
+        self.losing_last(rows) == Some(rows[self.ranking.width()])
     }
 
     /// Positions and losses of every level `1..=rows·cols`.
@@ -430,6 +443,19 @@ impl FewRowTable {
         }
         (1..sizes.len()).map(|t| LevelCount { tiles: t as u32, positions: sizes[t], losses: losses[t] }).collect()
     }
+}
+
+/// A random position of `k` rows of up to `n` (the first at least 1, zero
+/// rows at the end), drawn as `verify` and the in-run check sample them:
+/// `k` lengths, sorted.
+pub(crate) fn random_rows(rng: &mut crate::rng::SplitMix, k: usize, n: u32) -> [u16; MAX_ROWS as usize] {
+    let mut rows = [0u16; MAX_ROWS as usize];
+    for r in &mut rows[..k] {
+        *r = rng.below(u64::from(n) + 1) as u16;
+    }
+    rows[..k].sort_unstable_by(|a, b| b.cmp(a));
+    rows[0] = rows[0].max(1);
+    rows
 }
 
 /// Steps `p` to the next non-increasing tuple bounded by `n` in

@@ -1,6 +1,6 @@
 //! The rectangle openings of a solved few-row box.
 
-use super::{FewRowTable, MAX_ROWS, NONE};
+use super::{FewRowTable, MAX_ROWS};
 use crate::report::openings::Opening;
 use rayon::prelude::*;
 
@@ -14,17 +14,6 @@ impl FewRowTable {
     pub fn rectangle_openings(&self) -> Vec<Opening> {
         let shape = self.shape();
         let (k, n) = (shape.k(), shape.n());
-        let m = k as usize - 1;
-        // Whether the position `rows` (engine orientation, ≤ k rows) loses.
-        let is_loss = |rows: &[u16]| -> bool {
-            let mut all = [0u16; MAX_ROWS as usize];
-            all[..rows.len()].copy_from_slice(rows);
-            if m == 0 {
-                return all[0] == 1;
-            }
-            let e = self.entry(self.ranking().rank(&all[..m]));
-            e != NONE && e == all[m]
-        };
         let all: Vec<(u32, u32)> = (1..=shape.rows).flat_map(|r| (1..=shape.cols).map(move |c| (r, c))).collect();
         all.par_iter()
             .with_min_len(16)
@@ -41,7 +30,8 @@ impl FewRowTable {
                         }
                         child[..i as usize].iter_mut().for_each(|v| *v = ec as u16);
                         child[i as usize..er as usize].iter_mut().for_each(|v| *v = j as u16);
-                        if is_loss(&child[..er as usize]) {
+                        // (Rows from `er` on stay zero.)
+                        if self.loses(&child) {
                             winning_moves.push(if shape.transposed() { [j, i] } else { [i, j] });
                         }
                     }

@@ -63,6 +63,7 @@ pub fn price(shape: FewRowBox, threads: usize, allowed: Option<u64>) -> Price {
         3 => prefixes * seconds_per_prefix(3, shape.n()),
         // The curve is of boxes that carry both prefix rows; a row not
         // carried (a box too large for its sets) is read entry by entry.
+        4 if carry >= 2 => prefixes * seconds_per_prefix(4, shape.n()),
         4 => {
             prefixes * seconds_per_prefix(4, shape.n())
                 + (estimated_reads(shape, carry) - estimated_reads(shape, 2)).max(0.0) / READS_PER_SECOND
