@@ -793,30 +793,35 @@ fn readme_frontier_estimate_is_the_dry_run() {
     assert!(memory.starts_with(&format!("{peak} (estimate")), "README says {memory:?} for jobs/frontier.toml; its dry run: {peak}");
 }
 
-/// The 4×3000 and 4×3500 boxes' losses level by level (the few-row
-/// engine's `levels.csv`): their sums are `boxes.csv`'s rows, their
-/// positions add up to the box's and are symmetric under the complement
-/// (level n and 4c − n), and 4×3000's losses are Garg's 961,619,972 in all.
+/// Checks the published levels of the `r × c` box (`box-RxC-levels.csv`,
+/// the few-row engine's `levels.csv`): a line for every level, sums that
+/// are `boxes.csv`'s row (`boxes`), positions that count every position
+/// of the box and are symmetric under the complement (level n and r·c − n),
+/// losses at most half of a level. Returns the losses.
+fn published_box_levels(boxes: &str, r: u32, c: u32) -> u64 {
+    let top = r * c;
+    let levels = counts(&std::fs::read_to_string(results().join(format!("box-{r}x{c}-levels.csv"))).unwrap());
+    assert!((1..=top).all(|n| levels.contains_key(&n)) && levels.len() == top as usize, "{r}x{c}: levels 1 to {top}");
+    let (positions, losses): (u64, u64) = levels.values().fold((0, 0), |(p, l), &(pn, ln)| (p + pn, l + ln));
+    assert!(
+        boxes.lines().any(|l| l == format!("{r},{c},{positions},{losses}")),
+        "boxes.csv's {r}x{c} row: {positions} positions, {losses} losses"
+    );
+    assert_eq!(Some(positions), chomp_tables::read::openings::binomial(r + c, r).map(|b| b - 1), "{r}x{c} positions");
+    assert!(levels.values().all(|&(p, l)| l * 2 <= p + 1), "{r}x{c}: losses at most half of a level");
+    assert!((1..top).all(|n| levels[&n].0 == levels[&(top - n)].0), "{r}x{c}: positions of n and {top} − n");
+    losses
+}
+
+/// The 4×3000 and 4×3500 boxes' losses level by level agree with
+/// `boxes.csv` ([`published_box_levels`]), and 4×3000's are Garg's
+/// 961,619,972 in all.
 #[test]
 fn published_four_row_levels_agree_with_boxes_csv() {
     let boxes = std::fs::read_to_string(results().join("boxes.csv")).unwrap();
-    for (c, known) in [(3000u32, Some(961_619_972u64)), (3500, None)] {
-        let top = 4 * c;
-        let levels = counts(&std::fs::read_to_string(results().join(format!("box-4x{c}-levels.csv"))).unwrap());
-        assert!((1..=top).all(|n| levels.contains_key(&n)) && levels.len() == top as usize, "4x{c}: levels 1 to {top}");
-        let (positions, losses): (u64, u64) = levels.values().fold((0, 0), |(p, l), &(pn, ln)| (p + pn, l + ln));
-        assert!(
-            boxes.lines().any(|l| l == format!("4,{c},{positions},{losses}")),
-            "boxes.csv's 4x{c} row: {positions} positions, {losses} losses"
-        );
-        if let Some(known) = known {
-            assert_eq!(losses, known, "Garg's count of P-positions with four rows of at most {c}");
-        }
-        assert_eq!(Some(positions), chomp_tables::read::openings::binomial(c + 4, 4).map(|b| b - 1), "4x{c}");
-        assert!(levels.values().all(|&(p, l)| l * 2 <= p + 1), "4x{c}: losses at most half of a level");
-        // The box is symmetric under complement (n ↔ 4c − n positions).
-        assert!((1..top).all(|n| levels[&n].0 == levels[&(top - n)].0), "4x{c}: positions of n and {top} − n");
-    }
+    let losses = published_box_levels(&boxes, 4, 3000);
+    assert_eq!(losses, 961_619_972, "Garg's count of P-positions with four rows of at most 3000");
+    published_box_levels(&boxes, 4, 3500);
 }
 
 /// The thin rectangles the census covers beyond 21×21: (rows, largest cols).
@@ -940,18 +945,9 @@ fn published_census_finds_padhis_bars() {
 #[test]
 fn published_thin_boxes_agree_with_boxes_csv() {
     let boxes = std::fs::read_to_string(results().join("boxes.csv")).unwrap();
-    // The census's boxes: their levels, as the census run wrote them, sum to
-    // their rows, count every position of the box, and are symmetric under
-    // the complement (level n and r·c − n).
+    // The census's boxes: their levels, as the census run wrote them.
     for (r, c) in [(5, 500), (6, 200), (8, 60), (4, 300), (7, 110), (7, 130)] {
-        let top = r * c;
-        let levels = counts(&std::fs::read_to_string(results().join(format!("box-{r}x{c}-levels.csv"))).unwrap());
-        assert!((1..=top).all(|n| levels.contains_key(&n)) && levels.len() == top as usize, "{r}x{c}: levels 1..={top}");
-        let (positions, losses): (u64, u64) = levels.values().fold((0, 0), |(p, l), &(pn, ln)| (p + pn, l + ln));
-        assert!(boxes.lines().any(|l| l == format!("{r},{c},{positions},{losses}")), "boxes.csv's {r}x{c} row: {positions}, {losses}");
-        assert_eq!(Some(positions), chomp_tables::read::openings::binomial(r + c, r).map(|b| b - 1), "{r}x{c} positions");
-        assert!(levels.values().all(|&(p, l)| l * 2 <= p + 1), "{r}x{c}: losses at most half of a level");
-        assert!((1..top).all(|n| levels[&n].0 == levels[&(top - n)].0), "{r}x{c}: positions of n and {top} − n");
+        published_box_levels(&boxes, r, c);
     }
     // 3x20000: the count of the earlier engine's run (bench/runs/2026-12-07-kvm-2core/fewrow.md).
     let positions = chomp_tables::read::openings::binomial(20003, 3).unwrap() - 1;
