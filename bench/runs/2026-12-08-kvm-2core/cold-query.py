@@ -1,10 +1,12 @@
+# cold-query.py A B DIR ROUNDS [POSITION]: alternates two builds' `chomp query POSITION --tables DIR
+# --json`, each after dropping every file of DIR from the page cache (COLD=table: only fewrow.table).
 import os, sys, time, subprocess
 bins = sys.argv[1:3]; d = sys.argv[3]; rounds = int(sys.argv[4])
 pos = sys.argv[5] if len(sys.argv) > 5 else "3000 3000 3000 3000"
 res = {b: [] for b in bins}
 for r in range(rounds):
     for b in bins:
-        for f in os.listdir(d):
+        for f in (["fewrow.table"] if os.environ.get("COLD") == "table" else os.listdir(d)):
             fd = os.open(os.path.join(d, f), os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)
         t = time.perf_counter()
         p = subprocess.Popen([b, "query", pos, "--tables", d, "--json"], stdout=subprocess.DEVNULL)
